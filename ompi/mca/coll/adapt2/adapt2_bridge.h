@@ -1,0 +1,113 @@
+/*
+ * The seam between adapt2's C layer (which alone may include Open MPI headers)
+ * and its C++ engine (which includes none). Only plain C types cross it.
+ *
+ *   C layer -> engine : mca_coll_adapt2_engine_... (implemented in engine/ and bridge/)
+ *   engine -> C layer : mca_coll_adapt2_c_...      (implemented in c/)
+ */
+#ifndef MCA_COLL_ADAPT2_BRIDGE_H
+#define MCA_COLL_ADAPT2_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Copies bytes [offset, offset+len) of a message's packed stream to/from a
+ * flat buffer. Used when the user's (count, datatype) is not contiguous. */
+typedef int (*adapt2_pack_fn)(void *packer, size_t offset, size_t len, void *dst);
+typedef int (*adapt2_unpack_fn)(void *packer, size_t offset, size_t len, const void *src);
+
+/* A user buffer seen as a stream of packed bytes. Segments are cut in this
+ * stream, so ranks may describe one type signature with different
+ * (count, datatype) pairs. */
+typedef struct adapt2_buffer {
+    char *contig;          /* first data byte when contiguous in memory, else NULL */
+    size_t bytes;          /* packed size of the whole message */
+    void *packer;          /* state for pack/unpack (non-contiguous only) */
+    adapt2_pack_fn pack;
+    adapt2_unpack_fn unpack;
+} adapt2_buffer_t;
+
+/* Per-call settings, validated by the C layer from the MCA variables. */
+typedef struct adapt2_bcast_settings {
+    int algorithm;          /* an adapt2_algorithm_t */
+    int fanout;             /* k-ary fanout */
+    int radix;              /* k-nomial radix */
+    int chains;             /* number of chains for "chain" */
+    size_t segment_size;    /* bytes per segment; 0 = one segment */
+    int recv_window;        /* receives posted ahead of arrival */
+    int send_window;        /* sends in flight per child */
+} adapt2_bcast_settings_t;
+
+/* Tree shapes a user may force; ADAPT2_ALG_AUTO lets the decision rules pick. */
+typedef enum adapt2_algorithm {
+    ADAPT2_ALG_AUTO = 0,
+    ADAPT2_ALG_BINOMIAL,
+    ADAPT2_ALG_IN_ORDER_BINOMIAL,
+    ADAPT2_ALG_BINARY,
+    ADAPT2_ALG_KARY,
+    ADAPT2_ALG_KNOMIAL,
+    ADAPT2_ALG_CHAIN,
+    ADAPT2_ALG_PIPELINE,
+    ADAPT2_ALG_FLAT,
+    ADAPT2_ALG_COUNT
+} adapt2_algorithm_t;
+
+/* Name <-> algorithm. Returns -1 for an unknown name. */
+int mca_coll_adapt2_engine_algorithm_from_name(const char *name);
+const char *mca_coll_adapt2_engine_algorithm_name(int algorithm);
+/* All names, comma separated, for help texts and error messages. */
+const char *mca_coll_adapt2_engine_algorithm_names(void);
+
+/* Called by the engine exactly once per collective, when it has finished. */
+typedef void (*adapt2_done_fn)(void *ctx, int status);
+
+/* Per-communicator engine state. */
+typedef struct adapt2_engine_comm adapt2_engine_comm_t;
+adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(void *ompi_comm, int rank, int size,
+                                                         size_t pool_max_bytes);
+void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
+
+/* Starts a broadcast; `done(done_ctx, status)` runs when this rank is finished
+ * (possibly before this call returns). Returns 0 or an error code, in which
+ * case `done` is never called. */
+int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *comm, const adapt2_buffer_t *buf,
+                                  int root, int tag, const adapt2_bcast_settings_t *settings,
+                                  adapt2_done_fn done, void *done_ctx);
+
+/* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
+ * Safe from any thread and from inside the posting call. */
+void mca_coll_adapt2_engine_op_complete(void *op, int status);
+
+/* Process-wide counters (read by the MPI_T performance variables). */
+typedef enum adapt2_counter {
+    ADAPT2_COUNTER_BCAST_CALLS = 0,
+    ADAPT2_COUNTER_SEGMENTS_SENT,
+    ADAPT2_COUNTER_BYTES_SENT,
+    ADAPT2_COUNTER_FALLBACKS,
+    ADAPT2_COUNTER_POOL_OVERDRAFTS,
+    ADAPT2_COUNTER_COUNT
+} adapt2_counter_t;
+uint64_t mca_coll_adapt2_engine_counter(int which);
+void mca_coll_adapt2_engine_count(int which, uint64_t amount);
+
+/* ---- implemented by the C layer ---------------------------------------- */
+
+/* Post a byte transfer on the communicator through the PML; on completion the
+ * C layer calls mca_coll_adapt2_engine_op_complete(op, status). */
+int mca_coll_adapt2_c_pml_isend(void *ompi_comm, const void *buf, size_t len, int peer, int tag,
+                                void *op);
+int mca_coll_adapt2_c_pml_irecv(void *ompi_comm, void *buf, size_t len, int peer, int tag,
+                                void *op);
+
+/* Verbose output through the component's opal_output stream. */
+void mca_coll_adapt2_c_log(int level, const char *message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCA_COLL_ADAPT2_BRIDGE_H */

@@ -1,0 +1,103 @@
+/*
+ * adapt2's C layer: the parts Open MPI's headers allow only from C
+ * (component and module structs, MCA variables, requests, PML calls,
+ * convertors). The algorithms live in the C++ engine behind adapt2_bridge.h.
+ */
+#ifndef MCA_COLL_ADAPT2_H
+#define MCA_COLL_ADAPT2_H
+
+#include "ompi_config.h"
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/request/request.h"
+#include "opal/datatype/opal_convertor.h"
+
+#include "../adapt2_bridge.h"
+
+BEGIN_C_DECLS
+
+typedef struct mca_coll_adapt2_component_t {
+    mca_coll_base_component_2_0_0_t super;
+    int output;          /* opal_output stream for verbose messages */
+    int priority;
+    int verbose;
+    int recv_window;
+    int send_window;
+    long pool_max_bytes; /* staging bytes per communicator */
+    /* broadcast */
+    char *bcast_algorithm;
+    long bcast_segment_size;
+    int bcast_fanout;
+    int bcast_radix;
+    int bcast_chains;
+} mca_coll_adapt2_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
+
+/* What the module falls back to: the function and module that were installed
+ * on the communicator before adapt2 was enabled. */
+typedef struct mca_coll_adapt2_fallback_t {
+    mca_coll_base_module_bcast_fn_t bcast;
+    mca_coll_base_module_t *bcast_module;
+    mca_coll_base_module_ibcast_fn_t ibcast;
+    mca_coll_base_module_t *ibcast_module;
+} mca_coll_adapt2_fallback_t;
+
+typedef struct mca_coll_adapt2_module_t {
+    mca_coll_base_module_t super;
+    adapt2_engine_comm_t *engine;
+    mca_coll_adapt2_fallback_t previous;
+} mca_coll_adapt2_module_t;
+OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
+
+/* One collective call, as MPI_Wait sees it. It must extend Open MPI's nbc
+ * request: MPI_Ibcast & co. store the datatypes they retain in its fields. */
+typedef struct mca_coll_adapt2_request_t {
+    ompi_coll_base_nbc_request_t nbc;
+    ompi_communicator_t *comm;       /* retained until freed */
+    opal_convertor_t convertor;      /* packs/unpacks non-contiguous data */
+    bool has_convertor;
+    volatile int32_t state;          /* see coll_adapt2_request.c */
+} mca_coll_adapt2_request_t;
+OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
+
+/* component / module */
+int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+/* MCA variables: registration and checked reads (coll_adapt2_params.c) */
+int mca_coll_adapt2_register_int(const char *name, const char *help, int deflt, int *storage);
+int mca_coll_adapt2_register_long(const char *name, const char *help, long deflt, long *storage);
+int mca_coll_adapt2_register_string(const char *name, const char *help, const char *deflt,
+                                    char **storage);
+int mca_coll_adapt2_checked_int(const char *name, int value, int min, int max, int deflt);
+long mca_coll_adapt2_checked_long(const char *name, long value, long min, long max, long deflt);
+int mca_coll_adapt2_checked_algorithm(const char *name, const char *value);
+int mca_coll_adapt2_register_pvars(void);
+
+/* broadcast */
+int mca_coll_adapt2_bcast_register(void);
+int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module);
+
+/* requests (coll_adapt2_request.c) */
+mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm);
+void mca_coll_adapt2_request_done(void *request, int status);
+int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req);
+
+/* datatypes (coll_adapt2_datatype.c) */
+int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,
+                                    ompi_datatype_t *datatype, bool sending, adapt2_buffer_t *out);
+
+#define ADAPT2_VERBOSE(level, ...) \
+    opal_output_verbose((level), mca_coll_adapt2_component.output, "coll:adapt2: " __VA_ARGS__)
+
+END_C_DECLS
+
+#endif /* MCA_COLL_ADAPT2_H */

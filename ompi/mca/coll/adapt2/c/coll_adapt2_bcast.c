@@ -1,0 +1,122 @@
+/*
+ * MPI_Bcast / MPI_Ibcast: check the parameters, describe the buffer, reserve
+ * a tag and hand the call to the engine (engine/bcast_schedule.cc).
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "coll_adapt2.h"
+
+#include "ompi/mca/coll/base/coll_base_util.h"
+
+int mca_coll_adapt2_bcast_register(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    static char help[256];
+    snprintf(help, sizeof help,
+             "Broadcast tree: %s; or 'previous' to hand broadcasts to the component "
+             "selected before adapt2", mca_coll_adapt2_engine_algorithm_names());
+    mca_coll_adapt2_register_string("bcast_algorithm", help, "auto", &c->bcast_algorithm);
+    mca_coll_adapt2_register_long("bcast_segment_size",
+        "Broadcast segment size in bytes (0: do not segment)", 64L << 10, &c->bcast_segment_size);
+    mca_coll_adapt2_register_int("bcast_fanout", "Children per rank of the 'kary' tree", 4,
+                                 &c->bcast_fanout);
+    mca_coll_adapt2_register_int("bcast_radix", "Radix of the 'knomial' tree (at least 2)", 4,
+                                 &c->bcast_radix);
+    mca_coll_adapt2_register_int("bcast_chains", "Chains of the 'chain' tree", 4,
+                                 &c->bcast_chains);
+    return OMPI_SUCCESS;
+}
+
+/* 'previous' hands broadcasts to the component selected before adapt2. */
+static bool use_previous(void)
+{
+    const char *alg = mca_coll_adapt2_component.bcast_algorithm;
+    return alg && 0 == strcmp(alg, "previous");
+}
+
+/* The settings of one call, every value checked. */
+static void bcast_settings(adapt2_bcast_settings_t *s)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    s->algorithm = mca_coll_adapt2_checked_algorithm("bcast_algorithm", c->bcast_algorithm);
+    s->segment_size = (size_t) mca_coll_adapt2_checked_long(
+        "bcast_segment_size", c->bcast_segment_size, 0, INT_MAX, 64L << 10);
+    s->fanout = mca_coll_adapt2_checked_int("bcast_fanout", c->bcast_fanout, 1, INT_MAX, 4);
+    s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 4);
+    s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
+    s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
+    s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, INT_MAX, 2);
+}
+
+static void note_fallback(struct ompi_communicator_t *comm, const char *what)
+{
+    mca_coll_adapt2_engine_count(ADAPT2_COUNTER_FALLBACKS, 1);
+    ADAPT2_VERBOSE(20, "(%s) %s handed to the previous component (bcast_algorithm=previous)",
+                   comm->c_name, what);
+}
+
+/* Starts adapt2's broadcast; never falls back. */
+static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                       struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                       mca_coll_adapt2_request_t **out)
+{
+    adapt2_bcast_settings_t settings;
+    adapt2_buffer_t buf;
+    int rc;
+
+    bcast_settings(&settings);
+    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = mca_coll_adapt2_describe_buffer(req, buff, count, datatype,
+                                         ompi_comm_rank(comm) == root, &buf);
+    if (OMPI_SUCCESS == rc) {
+        int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d", comm->c_name,
+                       buf.bytes, root, mca_coll_adapt2_engine_algorithm_name(settings.algorithm),
+                       tag);
+        rc = mca_coll_adapt2_engine_ibcast(module->engine, &buf, root, tag, &settings,
+                                           mca_coll_adapt2_request_done, req);
+    }
+    if (OMPI_SUCCESS != rc) {
+        ompi_request_t *r = &req->nbc.super;
+        ompi_request_free(&r);
+        return rc;
+    }
+    *out = req;
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
+    mca_coll_adapt2_request_t *req;
+    if (use_previous()) {
+        note_fallback(comm, "ibcast");
+        return module->previous.ibcast(buff, count, datatype, root, comm, request,
+                                       module->previous.ibcast_module);
+    }
+    int rc = start_bcast(buff, count, datatype, root, comm, module, &req);
+    if (OMPI_SUCCESS == rc) {
+        *request = &req->nbc.super;
+    }
+    return rc;
+}
+
+int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
+    mca_coll_adapt2_request_t *req;
+    if (use_previous()) {
+        note_fallback(comm, "bcast");
+        return module->previous.bcast(buff, count, datatype, root, comm,
+                                      module->previous.bcast_module);
+    }
+    int rc = start_bcast(buff, count, datatype, root, comm, module, &req);
+    return OMPI_SUCCESS == rc ? mca_coll_adapt2_request_wait_and_free(req) : rc;
+}

@@ -1,0 +1,72 @@
+/*
+ * The component: what Open MPI's MCA loader finds in mca_coll_adapt2.so (the
+ * only exported symbol), plus the parameters shared by all collectives.
+ */
+#include "coll_adapt2.h"
+
+#include "opal/util/output.h"
+
+static int adapt2_register(void);
+static int adapt2_open(void);
+static int adapt2_close(void);
+
+mca_coll_adapt2_component_t mca_coll_adapt2_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name = "adapt2",
+            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+            .mca_open_component = adapt2_open,
+            .mca_close_component = adapt2_close,
+            .mca_register_component_params = adapt2_register,
+        },
+        .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+        .collm_init_query = mca_coll_adapt2_init_query,
+        .collm_comm_query = mca_coll_adapt2_comm_query,
+    },
+    .output = -1,
+};
+
+static int adapt2_register(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+
+    mca_coll_adapt2_register_int("priority",
+        "Priority of adapt2 (0 or less: not selected; above tuned's 30 to take over "
+        "bcast/ibcast, e.g. 100)", 0, &c->priority);
+    mca_coll_adapt2_register_int("verbose",
+        "Verbosity: 1 fallbacks and invalid parameters, 10 per-communicator choices, "
+        "20 every call", 0, &c->verbose);
+    mca_coll_adapt2_register_int("recv_window",
+        "Receives posted ahead of arrival per collective (1-64)", 4, &c->recv_window);
+    mca_coll_adapt2_register_int("send_window",
+        "Sends in flight to each child per collective (at least 1)", 2, &c->send_window);
+    mca_coll_adapt2_register_long("pool_max_bytes",
+        "Cap on the staging buffers one communicator holds, in bytes (non-contiguous "
+        "data); a collective that finds the pool empty still gets one buffer", 32L << 20,
+        &c->pool_max_bytes);
+    mca_coll_adapt2_bcast_register();
+    return mca_coll_adapt2_register_pvars();
+}
+
+static int adapt2_open(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    c->output = opal_output_open(NULL);
+    opal_output_set_verbosity(c->output, c->verbose);
+    return OMPI_SUCCESS;
+}
+
+static int adapt2_close(void)
+{
+    if (mca_coll_adapt2_component.output >= 0) {
+        opal_output_close(mca_coll_adapt2_component.output);
+        mca_coll_adapt2_component.output = -1;
+    }
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_adapt2_c_log(int level, const char *message)
+{
+    ADAPT2_VERBOSE(level, "%s", message);
+}

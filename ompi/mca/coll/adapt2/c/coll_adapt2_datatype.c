@@ -1,0 +1,73 @@
+/*
+ * Describes a user buffer to the engine as a packed byte stream: a pointer
+ * when (count, datatype) is contiguous in memory, otherwise pack/unpack hooks
+ * over an Open MPI convertor kept in the request.
+ */
+#include "coll_adapt2.h"
+
+#include "ompi/datatype/ompi_datatype.h"
+
+static int convertor_seek(mca_coll_adapt2_request_t *req, size_t offset)
+{
+    size_t position = offset;
+    return opal_convertor_set_position(&req->convertor, &position);
+}
+
+static int pack(void *packer, size_t offset, size_t len, void *dst)
+{
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
+    struct iovec iov = {.iov_base = dst, .iov_len = len};
+    uint32_t iov_count = 1;
+    size_t max_data = len;
+    if (OPAL_SUCCESS != convertor_seek(req, offset)) {
+        return OMPI_ERROR;
+    }
+    opal_convertor_pack(&req->convertor, &iov, &iov_count, &max_data);
+    return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+static int unpack(void *packer, size_t offset, size_t len, const void *src)
+{
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
+    struct iovec iov = {.iov_base = (void *) src, .iov_len = len};
+    uint32_t iov_count = 1;
+    size_t max_data = len;
+    if (OPAL_SUCCESS != convertor_seek(req, offset)) {
+        return OMPI_ERROR;
+    }
+    opal_convertor_unpack(&req->convertor, &iov, &iov_count, &max_data);
+    return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,
+                                    ompi_datatype_t *datatype, bool sending, adapt2_buffer_t *out)
+{
+    size_t type_size;
+    ptrdiff_t true_lb, true_extent;
+    int rc;
+
+    ompi_datatype_type_size(datatype, &type_size);
+    memset(out, 0, sizeof *out);
+    out->bytes = type_size * (size_t) count;
+    if (0 == out->bytes) {
+        return OMPI_SUCCESS;
+    }
+    if (ompi_datatype_is_contiguous_memory_layout(datatype, count)) {
+        ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
+        out->contig = (char *) buf + true_lb;
+        return OMPI_SUCCESS;
+    }
+    OBJ_CONSTRUCT(&req->convertor, opal_convertor_t);
+    req->has_convertor = true;
+    if (sending) {
+        rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &datatype->super,
+                                                      count, buf, 0, &req->convertor);
+    } else {
+        rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &datatype->super,
+                                                      count, buf, 0, &req->convertor);
+    }
+    out->packer = req;
+    out->pack = pack;
+    out->unpack = unpack;
+    return rc;
+}

@@ -1,0 +1,102 @@
+/*
+ * Per-communicator module: whether adapt2 takes a communicator, and what it
+ * falls back to for calls it does not handle.
+ */
+#include "coll_adapt2.h"
+
+#include "ompi/mca/coll/base/base.h"
+
+static void module_construct(mca_coll_adapt2_module_t *module)
+{
+    module->engine = NULL;
+    memset(&module->previous, 0, sizeof module->previous);
+}
+
+static void module_destruct(mca_coll_adapt2_module_t *module)
+{
+    mca_coll_adapt2_fallback_t *p = &module->previous;
+    if (module->engine) {
+        mca_coll_adapt2_engine_comm_destroy(module->engine);
+        module->engine = NULL;
+    }
+    if (p->bcast_module) OBJ_RELEASE(p->bcast_module);
+    if (p->ibcast_module) OBJ_RELEASE(p->ibcast_module);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_adapt2_module_t, mca_coll_base_module_t, module_construct,
+                   module_destruct);
+
+/* Saves what the communicator had installed for one function before us. */
+#define ADAPT2_SAVE_PREVIOUS(module, comm, fn)                                               \
+    do {                                                                                     \
+        (module)->previous.fn = (comm)->c_coll->coll_##fn;                                   \
+        (module)->previous.fn##_module = (comm)->c_coll->coll_##fn##_module;                 \
+        if (!(module)->previous.fn || !(module)->previous.fn##_module) {                     \
+            ADAPT2_VERBOSE(1, "(%s) nothing to fall back to for " #fn "; disqualifying",    \
+                           (comm)->c_name);                                                  \
+            return OMPI_ERROR;                                                               \
+        }                                                                                    \
+        OBJ_RETAIN((module)->previous.fn##_module);                                          \
+    } while (0)
+
+/* Enable runs inside communicator creation, possibly within opal_progress:
+ * no communication here (connections are made lazily by the PML). */
+static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
+{
+    mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+
+    ADAPT2_SAVE_PREVIOUS(module, comm, bcast);
+    ADAPT2_SAVE_PREVIOUS(module, comm, ibcast);
+
+    long pool = mca_coll_adapt2_checked_long("pool_max_bytes", c->pool_max_bytes, 0, LONG_MAX,
+                                             32L << 20);
+    module->engine = mca_coll_adapt2_engine_comm_create(comm, ompi_comm_rank(comm),
+                                                        ompi_comm_size(comm), (size_t) pool);
+    if (!module->engine) {
+        ADAPT2_VERBOSE(1, "(%s) out of memory creating the engine; disqualifying", comm->c_name);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks; falling back to the previous bcast module",
+                   comm->c_name, ompi_comm_size(comm));
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_adapt2_module_t *module;
+
+    if (OMPI_COMM_IS_INTER(comm)) {
+        ADAPT2_VERBOSE(10, "(%s) intercommunicator; declining", comm->c_name);
+        return NULL;
+    }
+    if (ompi_comm_size(comm) < 2) {
+        ADAPT2_VERBOSE(10, "(%s) single process; declining", comm->c_name);
+        return NULL;
+    }
+    /* Modules are enabled in ascending priority and each one saves what was
+     * installed before it, so 0 or less would leave adapt2 with nothing to
+     * fall back to and then be overridden anyway: decline instead. */
+    *priority = mca_coll_adapt2_component.priority;
+    if (*priority <= 0) {
+        ADAPT2_VERBOSE(10, "(%s) priority %d; not selected (set coll_adapt2_priority, e.g. 100)",
+                       comm->c_name, *priority);
+        return NULL;
+    }
+
+    module = OBJ_NEW(mca_coll_adapt2_module_t);
+    if (NULL == module) {
+        return NULL;
+    }
+    module->super.coll_module_enable = adapt2_module_enable;
+    module->super.coll_bcast = mca_coll_adapt2_bcast;
+    module->super.coll_ibcast = mca_coll_adapt2_ibcast;
+    return &module->super;
+}

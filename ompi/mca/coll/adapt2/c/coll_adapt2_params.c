@@ -1,0 +1,116 @@
+/*
+ * MCA variable helpers. Values are re-checked at every call (they may be
+ * changed at run time through MPI_T), and an invalid value is reported once,
+ * with the parameter's name and the value used instead.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "coll_adapt2.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/output.h"
+
+static mca_base_component_t *component(void)
+{
+    return &mca_coll_adapt2_component.super.collm_version;
+}
+
+/* Variables are ALL_EQ (every rank must use the same value) and SETTABLE:
+ * adapt2 reads them at every call, so MPI_T may change them between calls
+ * (the tests and the tuning tool do). */
+static int register_var(const char *name, const char *help, mca_base_var_type_t type,
+                        void *storage)
+{
+    return mca_base_component_var_register(component(), name, help, type, NULL, 0,
+                                           MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_ALL_EQ, storage);
+}
+
+int mca_coll_adapt2_register_int(const char *name, const char *help, int deflt, int *storage)
+{
+    *storage = deflt;
+    return register_var(name, help, MCA_BASE_VAR_TYPE_INT, storage);
+}
+
+int mca_coll_adapt2_register_long(const char *name, const char *help, long deflt, long *storage)
+{
+    *storage = deflt;
+    return register_var(name, help, MCA_BASE_VAR_TYPE_LONG, storage);
+}
+
+int mca_coll_adapt2_register_string(const char *name, const char *help, const char *deflt,
+                                    char **storage)
+{
+    *storage = (char *) deflt;
+    return register_var(name, help, MCA_BASE_VAR_TYPE_STRING, storage);
+}
+
+/* Remembers the last invalid value reported per parameter name, so a bad
+ * value is reported once rather than at every call. */
+#define ADAPT2_MAX_REPORTED 32
+static struct {
+    const char *name;
+    char value[64];
+} reported[ADAPT2_MAX_REPORTED];
+static opal_mutex_t reported_lock = OPAL_MUTEX_STATIC_INIT;
+
+static void report_once(const char *name, const char *bad, const char *used, const char *why)
+{
+    int i, slot = -1;
+    OPAL_THREAD_LOCK(&reported_lock);
+    for (i = 0; i < ADAPT2_MAX_REPORTED; ++i) {
+        if (reported[i].name == name || (reported[i].name && 0 == strcmp(reported[i].name, name))) {
+            slot = i;
+            break;
+        }
+        if (!reported[i].name && slot < 0) {
+            slot = i;
+        }
+    }
+    bool fresh = slot < 0 || !reported[slot].name || 0 != strncmp(reported[slot].value, bad, 63);
+    if (fresh && slot >= 0) {
+        reported[slot].name = name;
+        strncpy(reported[slot].value, bad, 63);
+    }
+    OPAL_THREAD_UNLOCK(&reported_lock);
+    if (fresh) {
+        opal_output(0, "coll:adapt2: invalid value '%s' for MCA parameter coll_adapt2_%s (%s); "
+                    "using %s", bad, name, why, used);
+    }
+}
+
+long mca_coll_adapt2_checked_long(const char *name, long value, long min, long max, long deflt)
+{
+    if (value >= min && value <= max) {
+        return value;
+    }
+    char bad[32], used[32], why[64];
+    snprintf(bad, sizeof bad, "%ld", value);
+    snprintf(used, sizeof used, "%ld", deflt);
+    if (max == LONG_MAX) {
+        snprintf(why, sizeof why, "must be at least %ld", min);
+    } else {
+        snprintf(why, sizeof why, "must be between %ld and %ld", min, max);
+    }
+    report_once(name, bad, used, why);
+    return deflt;
+}
+
+int mca_coll_adapt2_checked_int(const char *name, int value, int min, int max, int deflt)
+{
+    return (int) mca_coll_adapt2_checked_long(name, value, min, max == INT_MAX ? LONG_MAX : max,
+                                              deflt);
+}
+
+int mca_coll_adapt2_checked_algorithm(const char *name, const char *value)
+{
+    int alg = mca_coll_adapt2_engine_algorithm_from_name(value ? value : "auto");
+    if (alg >= 0) {
+        return alg;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "known: %s", mca_coll_adapt2_engine_algorithm_names());
+    report_once(name, value, "auto", why);
+    return ADAPT2_ALG_AUTO;
+}

@@ -1,0 +1,44 @@
+/*
+ * MPI_T performance variables: process-wide counters that let tests and users
+ * see that adapt2 handled their calls (and how much it sent).
+ */
+#include "coll_adapt2.h"
+
+#include "opal/mca/base/mca_base_pvar.h"
+
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long long *) value = mca_coll_adapt2_engine_counter((int) (intptr_t) pvar->ctx);
+    return OMPI_SUCCESS;
+}
+
+static const struct {
+    adapt2_counter_t which;
+    const char *name;
+    const char *help;
+} counters[] = {
+    {ADAPT2_COUNTER_BCAST_CALLS, "bcast_calls", "Broadcasts (blocking and not) run by adapt2"},
+    {ADAPT2_COUNTER_SEGMENTS_SENT, "segments_sent", "Segments adapt2 sent"},
+    {ADAPT2_COUNTER_BYTES_SENT, "bytes_sent", "Payload bytes adapt2 sent"},
+    {ADAPT2_COUNTER_FALLBACKS, "fallbacks", "Calls adapt2 passed to the previous component"},
+    {ADAPT2_COUNTER_POOL_OVERDRAFTS, "pool_overdrafts",
+     "Staging buffers lent beyond coll_adapt2_pool_max_bytes so a collective could progress"},
+};
+
+int mca_coll_adapt2_register_pvars(void)
+{
+    mca_base_component_t *c = &mca_coll_adapt2_component.super.collm_version;
+    size_t i;
+    for (i = 0; i < sizeof counters / sizeof counters[0]; ++i) {
+        int rc = mca_base_component_pvar_register(
+            c, counters[i].name, counters[i].help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+            (void *) (intptr_t) counters[i].which);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,133 @@
+#include "bcast_schedule.h"
+
+#include <algorithm>
+
+#include "counters.h"
+
+namespace adapt2 {
+
+BcastSchedule::BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> tree,
+                             Transport &transport, BufferPool &pool, DoneFn done, void *done_ctx)
+    : Schedule(transport, args.tag, done, done_ctx),
+      data_(args.data),
+      recv_window_(std::clamp(args.recv_window, 1, kMaxRecvWindow)),
+      send_window_(std::max(args.send_window, 1)),
+      tree_(std::move(tree)),
+      children_(tree_->children(args.rank)),
+      parent_(tree_->parent(args.rank)),
+      segments_(args.data.bytes, args.segment_bytes),
+      pool_(pool),
+      next_send_(children_.size(), 0),
+      in_window_(children_.size(), 0) {
+    const int nseg = segments_.count();
+    if (is_root()) ready_ = next_recv_ = nseg;  // the root has all its data
+    reserve_ops((is_root() ? 0 : recv_window_) + children() * send_window_);
+    if (!data_.contiguous() && nseg > 0) {
+        // Enough slots to keep both windows busy; the pool may grant fewer.
+        int want = std::min(nseg, (is_root() ? 1 : recv_window_) + send_window_);
+        staging_.assign(pool_.borrow(segments_.max_bytes(), want));
+    }
+}
+
+void BcastSchedule::on_start() {
+    post_receives();
+    feed_all();
+}
+
+bool BcastSchedule::has_pending_work() const {
+    return ready_ < segments_.count() ||
+           sends_done_ < static_cast<long long>(children()) * segments_.count();
+}
+
+void BcastSchedule::on_complete(Op &op) {
+    const Op::Kind kind = op.kind;
+    const int segment = op.segment, child = op.peer_index;
+    return_op(&op);
+    if (kind == Op::kRecv) {
+        on_received(segment);
+    } else {
+        on_sent(child, segment);
+    }
+}
+
+void BcastSchedule::on_received(int segment) {
+    if (staged()) {
+        int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
+        if (rc != 0) fail(rc);
+        staging_.release(segment);  // the unpack's hold
+    }
+    // Receives complete in any order; children are fed strictly in order.
+    early_ |= uint64_t{1} << (segment - ready_);
+    while (early_ & 1) {
+        early_ >>= 1;
+        ++ready_;
+    }
+    post_receives();
+    feed_all();
+}
+
+void BcastSchedule::on_sent(int child, int segment) {
+    --in_window_[child];
+    ++sends_done_;
+    if (!staged()) {
+        feed(child);
+        return;
+    }
+    staging_.release(segment);  // a freed slot may unblock anyone
+    post_receives();
+    feed_all();
+}
+
+void BcastSchedule::post_receives() {
+    const int nseg = segments_.count();
+    while (!failed() && next_recv_ < nseg && next_recv_ - ready_ < recv_window_) {
+        const int s = next_recv_;
+        char *dst;
+        if (staged()) {
+            if (!staging_.can_claim()) break;
+            dst = staging_.claim(1 + children());  // unpack + one send per child
+        } else {
+            dst = data_.at(segments_.offset(s));
+        }
+        ++next_recv_;
+        post_recv(dst, parent_, take_op(Op::kRecv, s, 0, segments_.bytes(s)));
+    }
+}
+
+void BcastSchedule::feed_all() {
+    for (int c = 0; c < children(); ++c) feed(c);
+}
+
+void BcastSchedule::feed(int child) {
+    while (!failed() && next_send_[child] < ready_ && in_window_[child] < send_window_) {
+        const int s = next_send_[child];
+        const char *src = send_source(s);
+        if (!src) break;
+        ++next_send_[child];
+        ++in_window_[child];
+        post_send(src, children_[child], take_op(Op::kSend, s, child, segments_.bytes(s)));
+    }
+}
+
+// Where segment s can be sent from, or null if it cannot be sent yet.
+const char *BcastSchedule::send_source(int s) {
+    if (!staged()) return data_.at(segments_.offset(s));
+    if (!staging_.claimed(s)) {  // root: pack on first demand, in order
+        if (!staging_.can_claim()) return nullptr;
+        char *dst = staging_.claim(children());
+        int rc = data_.pack(segments_.offset(s), segments_.bytes(s), dst);
+        if (rc != 0) {
+            fail(rc);
+            return nullptr;
+        }
+    }
+    return staging_.slot(s);
+}
+
+void BcastSchedule::on_finish() {
+    if (staged()) pool_.give_back(segments_.max_bytes(), staging_.buffers());
+    count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));
+    if (!failed()) count(Counter::bytes_sent, static_cast<uint64_t>(children()) * segments_.total());
+}
+
+}  // namespace adapt2

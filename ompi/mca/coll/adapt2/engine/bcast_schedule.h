@@ -1,0 +1,75 @@
+// Segmented, event-driven broadcast down a tree.
+//
+// A segment is forwarded to each child the moment it is here (in order) and
+// that child's send window has room; children are served independently, so a
+// slow child never holds back a fast one. Receives are posted up to a window
+// ahead. Contiguous data moves straight from/into the user buffer; other data
+// goes through a bounded ring of staging buffers.
+#ifndef ADAPT2_ENGINE_BCAST_SCHEDULE_H
+#define ADAPT2_ENGINE_BCAST_SCHEDULE_H
+
+#include <memory>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "schedule.h"
+#include "segments.h"
+#include "staging_ring.h"
+#include "tree.h"
+#include "user_data.h"
+
+namespace adapt2 {
+
+// Everything one broadcast call needs to know.
+struct BcastArgs {
+    int rank = 0;
+    int tag = 0;
+    adapt2_buffer_t data{};
+    size_t segment_bytes = 0;
+    int recv_window = 4;  // at most kMaxRecvWindow
+    int send_window = 2;
+};
+
+class BcastSchedule final : public Schedule {
+public:
+    static constexpr int kMaxRecvWindow = 64;
+
+    BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> tree, Transport &transport,
+                  BufferPool &pool, DoneFn done, void *done_ctx);
+
+private:
+    void on_start() override;
+    void on_complete(Op &op) override;
+    bool has_pending_work() const override;
+    void on_finish() override;
+
+    bool is_root() const { return parent_ < 0; }
+    bool staged() const { return staging_.size() > 0; }
+    int children() const { return children_.size(); }
+    void on_received(int segment);
+    void on_sent(int child, int segment);
+    void post_receives();
+    void feed(int child);
+    void feed_all();
+    const char *send_source(int segment);
+
+    UserData data_;
+    int recv_window_;
+    int send_window_;
+    std::shared_ptr<const Tree> tree_;  // keeps children_ alive
+    RankSpan children_;
+    int parent_;
+    Segments segments_;
+    BufferPool &pool_;
+    StagingRing staging_;
+    uint64_t early_ = 0;  // bit i set: segment ready_ + i has arrived (window <= 64)
+    int ready_ = 0;       // segments [0, ready_) are here, in order
+    int next_recv_ = 0;
+    std::vector<int> next_send_;  // per child: next segment to send
+    std::vector<int> in_window_;  // per child: sends in flight
+    long long sends_done_ = 0;
+};
+
+}  // namespace adapt2
+
+#endif

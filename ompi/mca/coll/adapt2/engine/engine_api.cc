@@ -1,0 +1,81 @@
+// C entry points of the engine (see adapt2_bridge.h). Nothing C++ may escape
+// into Open MPI: every exception becomes an error code here.
+#include <new>
+#include <string>
+
+#include "../adapt2_bridge.h"
+#include "collectives.h"
+#include "counters.h"
+
+namespace {
+constexpr int kErrNoMemory = -2;  // OMPI_ERR_OUT_OF_RESOURCE
+constexpr int kErrBadParam = -5;  // OMPI_ERR_BAD_PARAM
+
+struct AlgorithmName {
+    int algorithm;
+    const char *name;
+};
+constexpr AlgorithmName kAlgorithms[] = {
+    {ADAPT2_ALG_AUTO, "auto"},         {ADAPT2_ALG_BINOMIAL, "binomial"},
+    {ADAPT2_ALG_IN_ORDER_BINOMIAL, "in_order_binomial"},
+    {ADAPT2_ALG_BINARY, "binary"},     {ADAPT2_ALG_KARY, "kary"},
+    {ADAPT2_ALG_KNOMIAL, "knomial"},   {ADAPT2_ALG_CHAIN, "chain"},
+    {ADAPT2_ALG_PIPELINE, "pipeline"}, {ADAPT2_ALG_FLAT, "flat"},
+};
+}  // namespace
+
+extern "C" {
+
+int mca_coll_adapt2_engine_algorithm_from_name(const char *name) {
+    if (!name) return -1;
+    for (const auto &a : kAlgorithms) {
+        if (std::string(a.name) == name) return a.algorithm;
+    }
+    return -1;
+}
+
+const char *mca_coll_adapt2_engine_algorithm_name(int algorithm) {
+    for (const auto &a : kAlgorithms) {
+        if (a.algorithm == algorithm) return a.name;
+    }
+    return "unknown";
+}
+
+const char *mca_coll_adapt2_engine_algorithm_names(void) {
+    return "auto, binomial, in_order_binomial, binary, kary, knomial, chain, pipeline, flat";
+}
+
+void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {
+    delete reinterpret_cast<adapt2::Comm *>(comm);
+}
+
+int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *buf,
+                                  int root, int tag, const adapt2_bcast_settings_t *settings,
+                                  adapt2_done_fn done, void *done_ctx) {
+    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
+    if (!comm || !buf || !settings || root < 0 || root >= comm->size()) return kErrBadParam;
+    try {
+        return adapt2::start_bcast(*comm, *buf, root, tag, *settings, done, done_ctx);
+    } catch (const std::bad_alloc &) {
+        return kErrNoMemory;
+    } catch (...) {
+        return kErrBadParam;
+    }
+}
+
+void mca_coll_adapt2_engine_op_complete(void *op, int status) {
+    auto *o = static_cast<adapt2::Op *>(op);
+    o->owner->complete(o, status);
+}
+
+uint64_t mca_coll_adapt2_engine_counter(int which) {
+    if (which < 0 || which >= ADAPT2_COUNTER_COUNT) return 0;
+    return adapt2::counter_value(static_cast<adapt2::Counter>(which));
+}
+
+void mca_coll_adapt2_engine_count(int which, uint64_t amount) {
+    if (which < 0 || which >= ADAPT2_COUNTER_COUNT) return;
+    adapt2::count(static_cast<adapt2::Counter>(which), amount);
+}
+
+}  // extern "C"

@@ -1,0 +1,111 @@
+#include "schedule.h"
+
+#include <cassert>
+
+namespace adapt2 {
+
+void Schedule::reserve_ops(int count) {
+    ops_.assign(count, Op{});
+    free_ops_.clear();
+    free_ops_.reserve(count);
+    for (auto &op : ops_) {
+        op.owner = this;
+        free_ops_.push_back(&op);
+    }
+}
+
+Op *Schedule::take_op(Op::Kind kind, int segment, int peer_index, size_t bytes) {
+    assert(!free_ops_.empty() && "windows exceed the reserved operations");
+    Op *op = free_ops_.back();
+    free_ops_.pop_back();
+    op->next = nullptr;
+    op->status = 0;
+    op->kind = kind;
+    op->segment = segment;
+    op->peer_index = peer_index;
+    op->bytes = bytes;
+    return op;
+}
+
+int Schedule::post_send(const void *buf, int peer, Op *op) {
+    ++in_flight_;
+    int rc = transport_.send(buf, op->bytes, peer, tag_, op);
+    if (rc != 0) {
+        --in_flight_;
+        return_op(op);
+        error_ = rc;
+    }
+    return rc;
+}
+
+int Schedule::post_recv(void *buf, int peer, Op *op) {
+    ++in_flight_;
+    int rc = transport_.recv(buf, op->bytes, peer, tag_, op);
+    if (rc != 0) {
+        --in_flight_;
+        return_op(op);
+        error_ = rc;
+    }
+    return rc;
+}
+
+void Schedule::start() {
+    draining_.store(true);
+    on_start();
+    drain();
+}
+
+void Schedule::complete(Op *op, int status) {
+    op->status = status;
+    Op *head = inbox_.load();
+    do {
+        op->next = head;
+    } while (!inbox_.compare_exchange_weak(head, op));
+    if (draining_.exchange(true)) return;  // the current drainer will see it
+    drain();
+}
+
+// Called with draining_ held. Handles completions until none is left, then
+// lets go; re-checks the inbox because a completion may have been pushed
+// between the last look and the release.
+void Schedule::drain() {
+    for (;;) {
+        handle_inbox();
+        if (finished()) {
+            finish();  // keeps draining_ set: nothing can complete any more
+            return;
+        }
+        draining_.store(false);
+        if (inbox_.load() == nullptr || draining_.exchange(true)) return;
+    }
+}
+
+void Schedule::handle_inbox() {
+    while (Op *list = inbox_.exchange(nullptr)) {
+        Op *ordered = nullptr;  // the inbox is LIFO; restore arrival order
+        while (list) {
+            Op *next = list->next;
+            list->next = ordered;
+            ordered = list;
+            list = next;
+        }
+        while (ordered) {
+            Op *op = ordered;
+            ordered = ordered->next;
+            --in_flight_;
+            if (op->status != 0 && error_ == 0) error_ = op->status;
+            on_complete(*op);
+        }
+    }
+}
+
+void Schedule::finish() {
+    on_finish();
+    DoneFn done = done_;
+    void *ctx = done_ctx_;
+    int status = error_;
+    delete this;
+    done(ctx, status);
+}
+
+}  // namespace adapt2

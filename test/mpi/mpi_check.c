@@ -1,0 +1,82 @@
+#include "mpi_check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_ready;
+static MPI_T_pvar_session session;
+
+static void t_init(void)
+{
+    int provided;
+    if (t_ready) return;
+    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) fail("MPI_T_init_thread");
+    if (MPI_T_pvar_session_create(&session) != MPI_SUCCESS) fail("MPI_T_pvar_session_create");
+    t_ready = 1;
+}
+
+/* A counter handle reports what accumulated since it was allocated, so each
+ * handle is allocated once and kept. */
+#define MAX_COUNTERS 16
+static struct {
+    const char *name;
+    MPI_T_pvar_handle handle;
+} counters[MAX_COUNTERS];
+
+long long adapt2_counter(const char *name)
+{
+    int index, count, i;
+    unsigned long long value = 0;
+    t_init();
+    for (i = 0; i < MAX_COUNTERS && counters[i].name && strcmp(counters[i].name, name); ++i) {
+    }
+    if (i == MAX_COUNTERS) fail("too many counters");
+    if (!counters[i].name) {
+        if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &index) != MPI_SUCCESS) return -1;
+        if (MPI_T_pvar_handle_alloc(session, index, NULL, &counters[i].handle, &count) != MPI_SUCCESS)
+            fail("pvar_handle_alloc %s", name);
+        counters[i].name = name;
+    }
+    if (MPI_T_pvar_read(session, counters[i].handle, &value) != MPI_SUCCESS) fail("pvar_read %s", name);
+    return (long long) value;
+}
+
+static void cvar_write(const char *name, const void *value)
+{
+    int index, count;
+    MPI_T_cvar_handle handle;
+    t_init();
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
+    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS)
+        fail("cvar_handle_alloc %s", name);
+    if (MPI_T_cvar_write(handle, value) != MPI_SUCCESS) fail("cvar_write %s", name);
+    MPI_T_cvar_handle_free(&handle);
+}
+
+void adapt2_set_string(const char *name, const char *value) { cvar_write(name, value); }
+void adapt2_set_long(const char *name, long value) { cvar_write(name, &value); }
+void adapt2_set_int(const char *name, int value) { cvar_write(name, &value); }
+
+void fail(const char *fmt, ...)
+{
+    int rank = -1;
+    va_list ap;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "FAIL [rank %d]: ", rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+long long total_errors(long long local, MPI_Comm comm)
+{
+    long long total = 0;
+    MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
+    return total;
+}

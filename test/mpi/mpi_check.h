@@ -1,0 +1,33 @@
+/* Helpers shared by adapt2's MPI test programs: MPI_T access to adapt2's
+ * counters and parameters, and reporting of failures. */
+#ifndef ADAPT2_MPI_CHECK_H
+#define ADAPT2_MPI_CHECK_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+/* How much an adapt2 counter (e.g. "coll_adapt2_bcast_calls") grew since
+ * this process first asked for it (0 the first time), or -1 if adapt2 is not
+ * loaded. */
+long long adapt2_counter(const char *name);
+
+/* Sets an adapt2 control variable for all later calls on this process. Every
+ * rank must set the same value. Aborts if the variable does not exist. */
+void adapt2_set_string(const char *name, const char *value);
+void adapt2_set_long(const char *name, long value);
+void adapt2_set_int(const char *name, int value);
+
+/* Prints the message with the rank and aborts the job: a test failure. */
+void fail(const char *fmt, ...);
+
+/* Sum of local error counts over the communicator; ranks print their own. */
+long long total_errors(long long local, MPI_Comm comm);
+
+/* The expected byte of a message at a position, for a given call. */
+static inline unsigned char pattern_byte(int call, int root, size_t pos)
+{
+    uint64_t x = (uint64_t) pos * 2654435761u + (uint64_t) call * 40503u + (uint64_t) root * 977u;
+    return (unsigned char) (x ^ (x >> 13) ^ (x >> 29));
+}
+
+#endif
