@@ -8,11 +8,14 @@
 static int t_ready;
 static MPI_T_pvar_session session;
 
+/* MPI_T is initialised at the program's own thread level: Open MPI 4.1's
+ * MPI_T_init_thread overwrites the MPI library's thread level with its own. */
 static void t_init(void)
 {
-    int provided;
+    int level, provided;
     if (t_ready) return;
-    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) fail("MPI_T_init_thread");
+    MPI_Query_thread(&level);
+    if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) fail("MPI_T_init_thread");
     if (MPI_T_pvar_session_create(&session) != MPI_SUCCESS) fail("MPI_T_pvar_session_create");
     t_ready = 1;
 }

@@ -71,6 +71,10 @@ adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(void *ompi_comm, int ra
                                                          size_t pool_max_bytes);
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
 
+/* How many consecutive tags (counting down from the one passed to ibcast) a
+ * broadcast with these settings uses; every rank computes the same number. */
+int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings);
+
 /* Starts a broadcast; `done(done_ctx, status)` runs when this rank is finished
  * (possibly before this call returns). Returns 0 or an error code, in which
  * case `done` is never called. */

@@ -22,6 +22,8 @@ BEGIN_C_DECLS
 typedef struct mca_coll_adapt2_component_t {
     mca_coll_base_component_2_0_0_t super;
     int output;          /* opal_output stream for verbose messages */
+    bool thread_multiple; /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
+                             later overwrites Open MPI's own flag) */
     int priority;
     int verbose;
     int recv_window;
@@ -90,6 +92,9 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
 mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm);
 void mca_coll_adapt2_request_done(void *request, int status);
 int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req);
+
+/* PML transport (coll_adapt2_pml.c) */
+void mca_coll_adapt2_pml_choose_arming(void);
 
 /* datatypes (coll_adapt2_datatype.c) */
 int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,

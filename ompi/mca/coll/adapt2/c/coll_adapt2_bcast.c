@@ -46,7 +46,7 @@ static void bcast_settings(adapt2_bcast_settings_t *s)
     s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 4);
     s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
     s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
-    s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, INT_MAX, 2);
+    s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
 }
 
 static void note_fallback(struct ompi_communicator_t *comm, const char *what)
@@ -73,7 +73,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     rc = mca_coll_adapt2_describe_buffer(req, buff, count, datatype,
                                          ompi_comm_rank(comm) == root, &buf);
     if (OMPI_SUCCESS == rc) {
-        int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+        int tag = ompi_coll_base_nbc_reserve_tags(comm, mca_coll_adapt2_engine_bcast_tags(&settings));
         ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d", comm->c_name,
                        buf.bytes, root, mca_coll_adapt2_engine_algorithm_name(settings.algorithm),
                        tag);

@@ -40,7 +40,8 @@ static int adapt2_register(void)
     mca_coll_adapt2_register_int("recv_window",
         "Receives posted ahead of arrival per collective (1-64)", 4, &c->recv_window);
     mca_coll_adapt2_register_int("send_window",
-        "Sends in flight to each child per collective (at least 1)", 2, &c->send_window);
+        "Segments past the oldest unfinished send to a child that may be in flight (1-64)", 2,
+        &c->send_window);
     mca_coll_adapt2_register_long("pool_max_bytes",
         "Cap on the staging buffers one communicator holds, in bytes (non-contiguous "
         "data); a collective that finds the pool empty still gets one buffer", 32L << 20,

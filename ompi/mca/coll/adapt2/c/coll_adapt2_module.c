@@ -46,6 +46,7 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
 
+    mca_coll_adapt2_pml_choose_arming(); /* the PML is selected by now */
     ADAPT2_SAVE_PREVIOUS(module, comm, bcast);
     ADAPT2_SAVE_PREVIOUS(module, comm, ibcast);
 
@@ -62,10 +63,11 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     return OMPI_SUCCESS;
 }
 
+/* Called once by MPI_Init; enable_mpi_threads is MPI_THREAD_MULTIPLE. */
 int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void) enable_progress_threads;
-    (void) enable_mpi_threads;
+    mca_coll_adapt2_component.thread_multiple = enable_mpi_threads;
     return OMPI_SUCCESS;
 }
 

@@ -2,11 +2,39 @@
  * Byte transfers through the PML for the engine's transport. Completion is a
  * request callback that frees the PML request and hands the operation back to
  * the engine; it may run inside the posting call.
+ *
+ * Arming the callback: ompi_request_set_callback after isend/irecv leaves a
+ * window in which another thread may complete the request unseen, which
+ * matters only under MPI_THREAD_MULTIPLE. There, with ob1, adapt2 posts
+ * persistent requests whose callback is set before they start: no window.
+ * pml ucx's persistent receives in Open MPI 4.1 can complete the wrong
+ * request (a recycled UCX request keeps a stale link), so with ucx adapt2
+ * keeps isend/irecv + set_callback and says so in the verbose output.
  */
+#include <string.h>
+
 #include "coll_adapt2.h"
 
+#include "ompi/mca/pml/base/base.h"
 #include "ompi/mca/pml/pml.h"
-#include "ompi/runtime/mpiruntime.h"
+
+static bool use_persistent; /* decided once, when the first module is enabled */
+
+void mca_coll_adapt2_pml_choose_arming(void)
+{
+    static bool chosen;
+    if (chosen) {
+        return;
+    }
+    chosen = true;
+    const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
+    use_persistent = mca_coll_adapt2_component.thread_multiple && 0 == strcmp(pml, "ob1");
+    if (mca_coll_adapt2_component.thread_multiple && !use_persistent) {
+        ADAPT2_VERBOSE(1, "MPI_THREAD_MULTIPLE with pml %s: completion callbacks are set after "
+                       "posting (a completion on another thread in that window would be lost; "
+                       "pml ob1 has no such window)", pml);
+    }
+}
 
 static int pml_done(ompi_request_t *req)
 {
@@ -17,49 +45,41 @@ static int pml_done(ompi_request_t *req)
     return 1; /* the request is freed: the PML must not mark it complete */
 }
 
-/* Under MPI_THREAD_MULTIPLE another thread may complete a request between
- * isend returning and ompi_request_set_callback, and that completion would be
- * lost. A persistent request gets its callback before it starts, so there is
- * no such window; it costs a little more, so it is used only there. */
 static int arm(ompi_request_t *req, void *op)
 {
-    if (ompi_mpi_thread_multiple) {
-        req->req_complete_cb_data = op;
-        req->req_complete_cb = pml_done;
-        int rc = MCA_PML_CALL(start(1, &req));
-        if (OMPI_SUCCESS != rc) {
-            req->req_complete_cb = NULL;
-            ompi_request_free(&req);
-        }
-        return rc;
+    if (!use_persistent) {
+        /* Returns what pml_done returned (1) when it ran at once: not an error. */
+        (void) ompi_request_set_callback(req, pml_done, op);
+        return OMPI_SUCCESS;
     }
-    return ompi_request_set_callback(req, pml_done, op);
+    req->req_complete_cb_data = op;
+    req->req_complete_cb = pml_done;
+    int rc = MCA_PML_CALL(start(1, &req));
+    if (OMPI_SUCCESS != rc) {
+        req->req_complete_cb = NULL;
+        ompi_request_free(&req);
+    }
+    return rc;
 }
 
 int mca_coll_adapt2_c_pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
 {
     ompi_request_t *req;
-    int rc;
-    if (ompi_mpi_thread_multiple) {
-        rc = MCA_PML_CALL(isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
-                                     MCA_PML_BASE_SEND_STANDARD, (ompi_communicator_t *) comm, &req));
-    } else {
-        rc = MCA_PML_CALL(isend((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
-                                MCA_PML_BASE_SEND_STANDARD, (ompi_communicator_t *) comm, &req));
-    }
+    ompi_communicator_t *c = (ompi_communicator_t *) comm;
+    int rc = use_persistent
+        ? MCA_PML_CALL(isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
+                                  MCA_PML_BASE_SEND_STANDARD, c, &req))
+        : MCA_PML_CALL(isend((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
+                             MCA_PML_BASE_SEND_STANDARD, c, &req));
     return OMPI_SUCCESS == rc ? arm(req, op) : rc;
 }
 
 int mca_coll_adapt2_c_pml_irecv(void *comm, void *buf, size_t len, int peer, int tag, void *op)
 {
     ompi_request_t *req;
-    int rc;
-    if (ompi_mpi_thread_multiple) {
-        rc = MCA_PML_CALL(irecv_init(buf, len, &ompi_mpi_byte.dt, peer, tag,
-                                     (ompi_communicator_t *) comm, &req));
-    } else {
-        rc = MCA_PML_CALL(irecv(buf, len, &ompi_mpi_byte.dt, peer, tag,
-                                (ompi_communicator_t *) comm, &req));
-    }
+    ompi_communicator_t *c = (ompi_communicator_t *) comm;
+    int rc = use_persistent
+        ? MCA_PML_CALL(irecv_init(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req))
+        : MCA_PML_CALL(irecv(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req));
     return OMPI_SUCCESS == rc ? arm(req, op) : rc;
 }

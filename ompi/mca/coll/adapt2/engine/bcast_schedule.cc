@@ -8,19 +8,20 @@ namespace adapt2 {
 
 BcastSchedule::BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> tree,
                              Transport &transport, BufferPool &pool, DoneFn done, void *done_ctx)
-    : Schedule(transport, args.tag, done, done_ctx),
+    : Schedule(transport, args.tag, tags_needed(args.send_window), done, done_ctx),
       data_(args.data),
-      recv_window_(std::clamp(args.recv_window, 1, kMaxRecvWindow)),
-      send_window_(std::max(args.send_window, 1)),
+      recv_window_(std::clamp(args.recv_window, 1, kMaxWindow)),
+      send_window_(tags_needed(args.send_window)),
       tree_(std::move(tree)),
       children_(tree_->children(args.rank)),
       parent_(tree_->parent(args.rank)),
       segments_(args.data.bytes, args.segment_bytes),
       pool_(pool),
+      arrived_(is_root() ? segments_.count() : 0),  // the root has all its data
       next_send_(children_.size(), 0),
-      in_window_(children_.size(), 0) {
+      sent_(children_.size()) {
     const int nseg = segments_.count();
-    if (is_root()) ready_ = next_recv_ = nseg;  // the root has all its data
+    if (is_root()) next_recv_ = nseg;
     reserve_ops((is_root() ? 0 : recv_window_) + children() * send_window_);
     if (!data_.contiguous() && nseg > 0) {
         // Enough slots to keep both windows busy; the pool may grant fewer.
@@ -35,7 +36,7 @@ void BcastSchedule::on_start() {
 }
 
 bool BcastSchedule::has_pending_work() const {
-    return ready_ < segments_.count() ||
+    return arrived_.prefix() < segments_.count() ||
            sends_done_ < static_cast<long long>(children()) * segments_.count();
 }
 
@@ -53,21 +54,16 @@ void BcastSchedule::on_complete(Op &op) {
 void BcastSchedule::on_received(int segment) {
     if (staged()) {
         int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
-        if (rc != 0) fail(rc);
+        if (rc != 0) set_error(rc);
         staging_.release(segment);  // the unpack's hold
     }
-    // Receives complete in any order; children are fed strictly in order.
-    early_ |= uint64_t{1} << (segment - ready_);
-    while (early_ & 1) {
-        early_ >>= 1;
-        ++ready_;
-    }
+    arrived_.mark_done(segment);  // any order; children are fed in order
     post_receives();
     feed_all();
 }
 
 void BcastSchedule::on_sent(int child, int segment) {
-    --in_window_[child];
+    sent_[child].mark_done(segment);
     ++sends_done_;
     if (!staged()) {
         feed(child);
@@ -80,7 +76,7 @@ void BcastSchedule::on_sent(int child, int segment) {
 
 void BcastSchedule::post_receives() {
     const int nseg = segments_.count();
-    while (!failed() && next_recv_ < nseg && next_recv_ - ready_ < recv_window_) {
+    while (!failed() && next_recv_ < nseg && next_recv_ < arrived_.prefix() + recv_window_) {
         const int s = next_recv_;
         char *dst;
         if (staged()) {
@@ -99,12 +95,12 @@ void BcastSchedule::feed_all() {
 }
 
 void BcastSchedule::feed(int child) {
-    while (!failed() && next_send_[child] < ready_ && in_window_[child] < send_window_) {
+    while (!failed() && next_send_[child] < arrived_.prefix() &&
+           next_send_[child] < sent_[child].prefix() + send_window_) {
         const int s = next_send_[child];
         const char *src = send_source(s);
         if (!src) break;
         ++next_send_[child];
-        ++in_window_[child];
         post_send(src, children_[child], take_op(Op::kSend, s, child, segments_.bytes(s)));
     }
 }
@@ -117,7 +113,7 @@ const char *BcastSchedule::send_source(int s) {
         char *dst = staging_.claim(children());
         int rc = data_.pack(segments_.offset(s), segments_.bytes(s), dst);
         if (rc != 0) {
-            fail(rc);
+            set_error(rc);
             return nullptr;
         }
     }

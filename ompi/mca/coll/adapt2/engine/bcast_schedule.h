@@ -5,13 +5,19 @@
 // slow child never holds back a fast one. Receives are posted up to a window
 // ahead. Contiguous data moves straight from/into the user buffer; other data
 // goes through a bounded ring of staging buffers.
+//
+// Windows span segment numbers, not counts: segment s goes to a child only
+// once that child's sends below s - send_window have completed. Then the
+// tags of messages in flight to one child never repeat (see Schedule).
 #ifndef ADAPT2_ENGINE_BCAST_SCHEDULE_H
 #define ADAPT2_ENGINE_BCAST_SCHEDULE_H
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "buffer_pool.h"
+#include "completion_window.h"
 #include "schedule.h"
 #include "segments.h"
 #include "staging_ring.h"
@@ -23,16 +29,19 @@ namespace adapt2 {
 // Everything one broadcast call needs to know.
 struct BcastArgs {
     int rank = 0;
-    int tag = 0;
+    int tag = 0;       // first of tags_needed(send_window) reserved tags, counting down
     adapt2_buffer_t data{};
     size_t segment_bytes = 0;
-    int recv_window = 4;  // at most kMaxRecvWindow
-    int send_window = 2;
+    int recv_window = 4;  // 1..kMaxWindow
+    int send_window = 2;  // 1..kMaxWindow
 };
 
 class BcastSchedule final : public Schedule {
 public:
-    static constexpr int kMaxRecvWindow = 64;
+    static constexpr int kMaxWindow = CompletionWindow::kMax;
+
+    // Tags one call uses (see Schedule): one per segment in a send window.
+    static int tags_needed(int send_window) { return std::clamp(send_window, 1, kMaxWindow); }
 
     BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> tree, Transport &transport,
                   BufferPool &pool, DoneFn done, void *done_ctx);
@@ -62,11 +71,10 @@ private:
     Segments segments_;
     BufferPool &pool_;
     StagingRing staging_;
-    uint64_t early_ = 0;  // bit i set: segment ready_ + i has arrived (window <= 64)
-    int ready_ = 0;       // segments [0, ready_) are here, in order
+    CompletionWindow arrived_;  // prefix: segments here, in order
     int next_recv_ = 0;
-    std::vector<int> next_send_;  // per child: next segment to send
-    std::vector<int> in_window_;  // per child: sends in flight
+    std::vector<int> next_send_;             // per child: next segment to send
+    std::vector<CompletionWindow> sent_;     // per child: sends completed
     long long sends_done_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "../adapt2_bridge.h"
+#include "bcast_schedule.h"
 #include "collectives.h"
 #include "counters.h"
 
@@ -43,6 +44,10 @@ const char *mca_coll_adapt2_engine_algorithm_name(int algorithm) {
 
 const char *mca_coll_adapt2_engine_algorithm_names(void) {
     return "auto, binomial, in_order_binomial, binary, kary, knomial, chain, pipeline, flat";
+}
+
+int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings) {
+    return adapt2::BcastSchedule::tags_needed(settings->send_window);
 }
 
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {

@@ -29,7 +29,7 @@ Op *Schedule::take_op(Op::Kind kind, int segment, int peer_index, size_t bytes) 
 
 int Schedule::post_send(const void *buf, int peer, Op *op) {
     ++in_flight_;
-    int rc = transport_.send(buf, op->bytes, peer, tag_, op);
+    int rc = transport_.send(buf, op->bytes, peer, tag_of(op->segment), op);
     if (rc != 0) {
         --in_flight_;
         return_op(op);
@@ -40,7 +40,7 @@ int Schedule::post_send(const void *buf, int peer, Op *op) {
 
 int Schedule::post_recv(void *buf, int peer, Op *op) {
     ++in_flight_;
-    int rc = transport_.recv(buf, op->bytes, peer, tag_, op);
+    int rc = transport_.recv(buf, op->bytes, peer, tag_of(op->segment), op);
     if (rc != 0) {
         --in_flight_;
         return_op(op);

@@ -6,6 +6,12 @@
 // the schedule idle becomes its drainer and runs the handlers one at a time.
 // So handlers never run concurrently or re-entrantly, nobody ever waits for a
 // lock, and the hot path takes no mutex.
+//
+// Tags: segment s travels with tag `tag - s % tag_span`. Some transports let a
+// send posted from a completion callback overtake an earlier send that is
+// still pending (pml ucx does), so two messages in flight to one peer must
+// never share a tag. A span of at least the per-peer send window guarantees
+// that: when s + span is posted, the send of s has completed.
 #ifndef ADAPT2_ENGINE_SCHEDULE_H
 #define ADAPT2_ENGINE_SCHEDULE_H
 
@@ -20,8 +26,9 @@ using DoneFn = void (*)(void *ctx, int status);
 
 class Schedule {
 public:
-    Schedule(Transport &transport, int tag, DoneFn done, void *done_ctx)
-        : transport_(transport), tag_(tag), done_(done), done_ctx_(done_ctx) {}
+    Schedule(Transport &transport, int tag, int tag_span, DoneFn done, void *done_ctx)
+        : transport_(transport), tag_(tag), tag_span_(tag_span < 1 ? 1 : tag_span), done_(done),
+          done_ctx_(done_ctx) {}
     virtual ~Schedule() = default;
     Schedule(const Schedule &) = delete;
     Schedule &operator=(const Schedule &) = delete;
@@ -50,10 +57,10 @@ protected:
     int post_recv(void *buf, int peer, Op *op);
 
     bool failed() const { return error_ != 0; }
-    void fail(int rc) {
+    void set_error(int rc) {
         if (error_ == 0) error_ = rc;
     }
-    int tag() const { return tag_; }
+    int tag_of(int segment) const { return tag_ - segment % tag_span_; }
 
 private:
     void drain();
@@ -63,6 +70,7 @@ private:
 
     Transport &transport_;
     int tag_;
+    int tag_span_;
     DoneFn done_;
     void *done_ctx_;
     int error_ = 0;

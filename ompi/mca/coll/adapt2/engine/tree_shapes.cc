@@ -2,6 +2,7 @@
 // (v = rank - root mod size, so the root is 0) and rotated afterwards; the
 // in-order binomial is built over real ranks so that its subtrees stay
 // contiguous (needed later for non-commutative reductions).
+#include <algorithm>
 #include <stdexcept>
 
 #include "tree.h"
@@ -13,14 +14,25 @@ using ChildLists = std::vector<std::vector<int>>;
 
 int lowest_set_bit(int v) { return v & -v; }
 
+// Serves the child with the most ranks below it first: its path is the
+// longest, so starting it first shortens the whole broadcast. `span` gives the
+// nominal size of a child's subtree; the end of the rank range truncates it.
+template <typename Span>
+void largest_first(int size, std::vector<int> &kids, Span span) {
+    auto actual = [&](int c) { return std::min<long long>(span(c), size - c); };
+    std::stable_sort(kids.begin(), kids.end(), [&](int a, int b) { return actual(a) > actual(b); });
+}
+
 void binomial_children(int size, ChildLists &kids) {
     for (int v = 0; v < size; ++v) {
         int limit = v == 0 ? size : lowest_set_bit(v);
         int mask = 1;
         while (mask * 2 < limit) mask *= 2;
-        for (; mask > 0; mask /= 2) {  // largest subtree first
+        for (; mask > 0; mask /= 2) {
             if (mask < limit && v + mask < size) kids[v].push_back(v + mask);
         }
+        // child v + m spans [v + m, v + 2m)
+        largest_first(size, kids[v], [v](int c) { return static_cast<long long>(c - v); });
     }
 }
 
@@ -40,6 +52,11 @@ void knomial_children(int size, int radix, ChildLists &kids) {
                 if (weight < limit && child < size) kids[v].push_back(static_cast<int>(child));
             }
         }
+        largest_first(size, kids[v], [v, radix, limit](int c) {
+            long long w = 1, off = c - v;  // the weight of the single digit v adds
+            while (off % (w * radix) == 0 && w * radix < limit) w *= radix;
+            return w;
+        });
     }
 }
 

@@ -1,0 +1,62 @@
+# Sourced by the MPI test scripts. Loads adapt2 from the build tree (not an
+# installed copy), selects it, and runs every mpirun under a timeout so a hang
+# fails loudly. Each script calls `check NAME NP ARGS...` per case and ends
+# with `finish`.
+: "${ADAPT2_BUILDDIR:?run through make check}"
+: "${OMPI_PKGLIBDIR:=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')}"
+: "${MPIRUN:=mpirun}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mca_base_component_path="$ADAPT2_BUILDDIR/.libs:$OMPI_PKGLIBDIR"
+export OMPI_MCA_coll_adapt2_priority=100
+# More ranks than cores: yield when idle, or time slices dominate.
+MPI_FLAGS="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
+UCX_FLAGS="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+TIMEOUT=${ADAPT2_TEST_TIMEOUT:-240}
+BIN="$ADAPT2_BUILDDIR/test/mpi"
+passed=0
+failed=0
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+
+# check NAME NP [mpirun flags...] -- PROGRAM [args...]
+check() {
+    local name=$1 np=$2
+    shift 2
+    local flags=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
+    shift
+    local start=$SECONDS rc=0
+    timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS -np "$np" "${flags[@]}" "$@" >"$LOG" 2>&1 || rc=$?
+    if [ $rc -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok   $name ($((SECONDS - start)) s)"
+    else
+        failed=$((failed + 1))
+        [ $rc -eq 124 ] && echo "TIMEOUT after ${TIMEOUT} s"
+        echo "FAIL $name (exit $rc):"
+        tail -n 30 "$LOG" | sed 's/^/    /'
+    fi
+}
+
+# expect_output NAME PATTERN COUNT NP [flags] -- PROGRAM [args]: the run must
+# succeed and print PATTERN (extended regex) exactly COUNT times.
+expect_output() {
+    local name=$1 pattern=$2 count=$3
+    shift 3
+    local before=$failed
+    check "$name" "$@"
+    [ $failed -ne $before ] && return
+    local seen
+    seen=$(grep -cE -- "$pattern" "$LOG")
+    if [ "$seen" -ne "$count" ]; then
+        passed=$((passed - 1))
+        failed=$((failed + 1))
+        echo "FAIL $name: expected $count lines matching /$pattern/, saw $seen:"
+        sed 's/^/    /' "$LOG" | head -20
+    fi
+}
+
+finish() {
+    echo "$passed passed, $failed failed"
+    [ $failed -eq 0 ]
+}
