@@ -1,0 +1,101 @@
+#!/bin/bash
+# One entry point for a fresh Debian 12 machine (run as root, or with sudo
+# available):
+#   contrib/adapt2.sh            install Debian packages, build, install the
+#                                component, run the benchmark comparison
+#   contrib/adapt2.sh --test     install packages, build, run the whole test suite
+#   contrib/adapt2.sh --build    install packages and build only
+# Environment: BUILD_DIR (default ./build), JOBS (default: number of cores),
+# ADAPT2_CONFIGURE_FLAGS (extra flags for configure).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SRC=$PWD
+BUILD_DIR=${BUILD_DIR:-$SRC/build}
+JOBS=${JOBS:-$(nproc)}
+mode=${1:-run}
+
+PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
+libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_packages() {
+    local missing=()
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "== installing Debian packages: ${missing[*]}"
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+build() {
+    echo "== building in $BUILD_DIR"
+    if [ ! -x "$SRC/configure" ] || [ "$SRC/configure.ac" -nt "$SRC/configure" ]; then
+        "$SRC/autogen.sh" >/dev/null
+    fi
+    mkdir -p "$BUILD_DIR"
+    cd "$BUILD_DIR"
+    if [ ! -f Makefile ] || [ "$SRC/configure" -nt Makefile ]; then
+        "$SRC/configure" -q ${ADAPT2_CONFIGURE_FLAGS:-}
+    fi
+    make -s -j"$JOBS"
+    cd "$SRC"
+}
+
+# Sums the individual checks of every suite into one closing line.
+summarize() {
+    local passed=0 failed=0 n
+    for log in "$BUILD_DIR"/test/unit/*.log "$BUILD_DIR"/test/mpi/*.log; do
+        [ -f "$log" ] || continue
+        case "$log" in *test-suite.log) continue ;; esac
+        n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -1)
+        passed=$((passed + ${n:-0}))
+        n=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$log" | tail -1)
+        failed=$((failed + ${n:-0}))
+        n=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -1)
+        if [ -n "$n" ]; then
+            passed=$((passed + ${n% *}))
+            failed=$((failed + ${n#* }))
+        fi
+        # a suite that died without its own summary still counts as a failure
+        grep -q "^:test-result: FAIL" "${log%.log}.trs" 2>/dev/null && [ -z "$n" ] && failed=$((failed + 1))
+    done
+    echo "adapt2: $passed passed, $failed failed"
+}
+
+run_tests() {
+    echo "== running the test suite (make check)"
+    local rc=0
+    make -C "$BUILD_DIR" -s -j"$JOBS" check >"$BUILD_DIR/check.out" 2>&1 || rc=$?
+    grep -E "^(PASS|FAIL|SKIP|ERROR|XPASS):" "$BUILD_DIR/check.out" || true
+    if [ $rc -ne 0 ]; then
+        echo "== failures:"
+        for trs in "$BUILD_DIR"/test/*/*.trs; do
+            grep -q ":test-result: \(FAIL\|ERROR\)" "$trs" && sed 's/^/    /' "${trs%.trs}.log" | tail -40
+        done
+    fi
+    summarize
+    return $rc
+}
+
+install_component() {
+    echo "== installing mca_coll_adapt2.so"
+    as_root make -C "$BUILD_DIR" -s install
+    ompi_info --param coll adapt2 --level 9 | head -1
+}
+
+run_benchmark() {
+    echo "== benchmark: adapt2 vs tuned vs adapt (np 4, MPI_Bcast)"
+    python3 "$SRC/perf/compare.py" --bench "$BUILD_DIR/perf/adapt2_bench" "${@}"
+}
+
+case "$mode" in
+    --test) install_packages; build; run_tests ;;
+    --build) install_packages; build ;;
+    run|--run) shift || true; install_packages; build; install_component; run_benchmark "$@" ;;
+    -h|--help) sed -n '2,10p' "$0" ;;
+    *) echo "usage: contrib/adapt2.sh [--test|--build|--run [compare.py options]]" >&2; exit 2 ;;
+esac
