@@ -5,7 +5,8 @@
  *
  *   bcast_check [--roots all|R,R..] [--sizes B,B..] [--types byte,int,...]
  *               [--algorithms A,A..] [--segsizes B,B..] [--windows R:S,..]
- *               [--nonblocking] [--iters N] [--expect adapt2|previous]
+ *               [--nonblocking] [--iters N] [--expect adapt2|previous|none]
+ * Default sizes straddle the segment size in force (read through MPI_T).
  */
 #include <getopt.h>
 #include <stddef.h>
@@ -288,8 +289,10 @@ static void parse(int argc, char **argv, options_t *o)
         o->ntypes = 6;
         memcpy(o->types, defaults_types, sizeof defaults_types);
     }
-    if (!o->nsizes) { /* around the default segment size, and a large one */
-        long defaults[] = {1, 65535, 65536, 65537, 3 * 65536 + 7, 1 << 20};
+    if (!o->nsizes) { /* around the segment size in force, and a small multi-segment one */
+        long seg = adapt2_get_long("coll_adapt2_bcast_segment_size");
+        if (seg <= 1) seg = 65536;
+        long defaults[] = {1, 3000, seg - 1, seg, seg + 1, 2 * seg + 7};
         o->nsizes = 6;
         memcpy(o->sizes, defaults, sizeof defaults);
     }

@@ -58,6 +58,19 @@ static void cvar_write(const char *name, const void *value)
     MPI_T_cvar_handle_free(&handle);
 }
 
+long adapt2_get_long(const char *name)
+{
+    int index, count;
+    long value = -1;
+    MPI_T_cvar_handle handle;
+    t_init();
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return -1;
+    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) return -1;
+    MPI_T_cvar_read(handle, &value);
+    MPI_T_cvar_handle_free(&handle);
+    return value;
+}
+
 void adapt2_set_string(const char *name, const char *value) { cvar_write(name, value); }
 void adapt2_set_long(const char *name, long value) { cvar_write(name, &value); }
 void adapt2_set_int(const char *name, int value) { cvar_write(name, &value); }

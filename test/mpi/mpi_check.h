@@ -16,6 +16,8 @@ long long adapt2_counter(const char *name);
 void adapt2_set_string(const char *name, const char *value);
 void adapt2_set_long(const char *name, long value);
 void adapt2_set_int(const char *name, int value);
+/* Current value of an adapt2 control variable of type long (-1 if unknown). */
+long adapt2_get_long(const char *name);
 
 /* Prints the message with the rank and aborts the job: a test failure. */
 void fail(const char *fmt, ...);

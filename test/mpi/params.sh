@@ -7,7 +7,7 @@
 # the reason (range, or the known names) sits between the value and 'using'
 msg() { echo "invalid value '$2' for MCA parameter coll_adapt2_$1 \(.*\); using $3"; }
 # 2 ranks, several calls each: exactly one report per rank.
-expect_output "negative segment size" "$(msg bcast_segment_size -5 65536)" 2 \
+expect_output "negative segment size" "$(msg bcast_segment_size -5 1048576)" 2 \
     2 --mca coll_adapt2_bcast_segment_size -5 -- "$BIN/bcast_check" -t int -s 1,70000
 expect_output "unknown algorithm" "$(msg bcast_algorithm binomail auto)" 2 \
     2 --mca coll_adapt2_bcast_algorithm binomail -- "$BIN/bcast_check" -t int -s 1,70000

@@ -18,7 +18,7 @@ int mca_coll_adapt2_bcast_register(void)
              "selected before adapt2", mca_coll_adapt2_engine_algorithm_names());
     mca_coll_adapt2_register_string("bcast_algorithm", help, "auto", &c->bcast_algorithm);
     mca_coll_adapt2_register_long("bcast_segment_size",
-        "Broadcast segment size in bytes (0: do not segment)", 64L << 10, &c->bcast_segment_size);
+        "Broadcast segment size in bytes (0: do not segment)", 1L << 20, &c->bcast_segment_size);
     mca_coll_adapt2_register_int("bcast_fanout", "Children per rank of the 'kary' tree", 4,
                                  &c->bcast_fanout);
     mca_coll_adapt2_register_int("bcast_radix", "Radix of the 'knomial' tree (at least 2)", 4,
@@ -41,7 +41,7 @@ static void bcast_settings(adapt2_bcast_settings_t *s)
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     s->algorithm = mca_coll_adapt2_checked_algorithm("bcast_algorithm", c->bcast_algorithm);
     s->segment_size = (size_t) mca_coll_adapt2_checked_long(
-        "bcast_segment_size", c->bcast_segment_size, 0, INT_MAX, 64L << 10);
+        "bcast_segment_size", c->bcast_segment_size, 0, INT_MAX, 1L << 20);
     s->fanout = mca_coll_adapt2_checked_int("bcast_fanout", c->bcast_fanout, 1, INT_MAX, 4);
     s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 4);
     s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);

@@ -16,10 +16,11 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
     }
 }
 
-// Default rules, measured with perf/ on one host (see README, "Choosing"):
-// latency-bound messages take the shallow binomial tree in one segment;
-// bandwidth-bound ones a segmented binomial tree, which keeps the root's
-// outgoing volume at log2(p) copies while segments overlap down the levels.
+// Default rules, measured with perf/compare.py on one host (README, "Choosing
+// the defaults"): latency-bound messages take the shallow binomial tree in one
+// segment; larger ones a segmented binomial tree (the segment size comes from
+// coll_adapt2_bcast_segment_size), which keeps the root's outgoing volume at
+// log2(p) copies while segments overlap down the levels.
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
     (void)comm_size;
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
