@@ -19,7 +19,7 @@ expect_output "send window 0" "$(msg send_window 0 2)" 2 \
     2 --mca coll_adapt2_send_window 0 -- "$BIN/bcast_check" -t int -s 70000
 expect_output "send window above 64" "$(msg send_window 65 2)" 2 \
     2 --mca coll_adapt2_send_window 65 -- "$BIN/bcast_check" -t int -s 70000
-expect_output "radix 1" "$(msg bcast_radix 1 4)" 2 \
+expect_output "radix 1" "$(msg bcast_radix 1 8)" 2 \
     2 --mca coll_adapt2_bcast_algorithm knomial --mca coll_adapt2_bcast_radix 1 -- "$BIN/bcast_check" -t int -s 70000
 expect_output "negative pool cap" "$(msg pool_max_bytes -1 33554432)" 2 \
     2 --mca coll_adapt2_pool_max_bytes -1 -- "$BIN/bcast_check" -t vector -s 70000

@@ -21,8 +21,8 @@ int mca_coll_adapt2_bcast_register(void)
         "Broadcast segment size in bytes (0: do not segment)", 1L << 20, &c->bcast_segment_size);
     mca_coll_adapt2_register_int("bcast_fanout", "Children per rank of the 'kary' tree", 4,
                                  &c->bcast_fanout);
-    mca_coll_adapt2_register_int("bcast_radix", "Radix of the 'knomial' tree (at least 2)", 4,
-                                 &c->bcast_radix);
+    mca_coll_adapt2_register_int("bcast_radix",
+        "Radix of the 'knomial' tree, which 'auto' uses (at least 2)", 8, &c->bcast_radix);
     mca_coll_adapt2_register_int("bcast_chains", "Chains of the 'chain' tree", 4,
                                  &c->bcast_chains);
     return OMPI_SUCCESS;
@@ -43,7 +43,7 @@ static void bcast_settings(adapt2_bcast_settings_t *s)
     s->segment_size = (size_t) mca_coll_adapt2_checked_long(
         "bcast_segment_size", c->bcast_segment_size, 0, INT_MAX, 1L << 20);
     s->fanout = mca_coll_adapt2_checked_int("bcast_fanout", c->bcast_fanout, 1, INT_MAX, 4);
-    s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 4);
+    s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 8);
     s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
     s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
     s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);

@@ -16,17 +16,17 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
     }
 }
 
-// Default rules, measured with perf/compare.py on one host (README, "Choosing
-// the defaults"): latency-bound messages take the shallow binomial tree in one
-// segment; larger ones a segmented binomial tree (the segment size comes from
-// coll_adapt2_bcast_segment_size), which keeps the root's outgoing volume at
-// log2(p) copies while segments overlap down the levels.
+// Default rule, measured with perf/compare.py on one host (README, "Choosing
+// the defaults"): a wide k-nomial tree (radix coll_adapt2_bcast_radix, 8 by
+// default, i.e. flat up to 8 ranks). In shared memory every child then pulls
+// its data from the parent's buffer in parallel (single-copy CMA) instead of
+// waiting for a store-and-forward level, for small and large messages alike;
+// segments of coll_adapt2_bcast_segment_size pipeline the large ones.
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
+    (void)bytes;
     (void)comm_size;
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
-    const size_t small = 8192;
-    if (bytes <= small) return {{TreeShape::binomial, 0}, 0};
-    return {{TreeShape::binomial, 0}, s.segment_size};
+    return {{TreeShape::knomial, s.radix}, s.segment_size};
 }
 
 }  // namespace adapt2
