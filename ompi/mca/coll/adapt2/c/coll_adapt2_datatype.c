@@ -7,36 +7,32 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-static int convertor_seek(mca_coll_adapt2_request_t *req, size_t offset)
+typedef int32_t (*convert_fn)(opal_convertor_t *conv, struct iovec *iov, uint32_t *iov_count,
+                              size_t *max_data);
+
+/* Moves bytes [offset, offset+len) of the packed stream between the user
+ * buffer and `flat` with opal_convertor_pack or _unpack. */
+static int convert(void *packer, size_t offset, size_t len, void *flat, convert_fn fn)
 {
-    size_t position = offset;
-    return opal_convertor_set_position(&req->convertor, &position);
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
+    struct iovec iov = {.iov_base = flat, .iov_len = len};
+    uint32_t iov_count = 1;
+    size_t max_data = len, position = offset;
+    if (OPAL_SUCCESS != opal_convertor_set_position(&req->convertor, &position)) {
+        return OMPI_ERROR;
+    }
+    fn(&req->convertor, &iov, &iov_count, &max_data);
+    return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 static int pack(void *packer, size_t offset, size_t len, void *dst)
 {
-    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
-    struct iovec iov = {.iov_base = dst, .iov_len = len};
-    uint32_t iov_count = 1;
-    size_t max_data = len;
-    if (OPAL_SUCCESS != convertor_seek(req, offset)) {
-        return OMPI_ERROR;
-    }
-    opal_convertor_pack(&req->convertor, &iov, &iov_count, &max_data);
-    return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
+    return convert(packer, offset, len, dst, opal_convertor_pack);
 }
 
 static int unpack(void *packer, size_t offset, size_t len, const void *src)
 {
-    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
-    struct iovec iov = {.iov_base = (void *) src, .iov_len = len};
-    uint32_t iov_count = 1;
-    size_t max_data = len;
-    if (OPAL_SUCCESS != convertor_seek(req, offset)) {
-        return OMPI_ERROR;
-    }
-    opal_convertor_unpack(&req->convertor, &iov, &iov_count, &max_data);
-    return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
+    return convert(packer, offset, len, (void *) src, opal_convertor_unpack);
 }
 
 int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,

@@ -58,7 +58,8 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
         ADAPT2_VERBOSE(1, "(%s) out of memory creating the engine; disqualifying", comm->c_name);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks; falling back to the previous bcast module",
+    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (bcast, ibcast); other calls and "
+                   "bcast_algorithm=previous go to the modules installed before",
                    comm->c_name, ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }

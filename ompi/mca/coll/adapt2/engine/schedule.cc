@@ -27,26 +27,26 @@ Op *Schedule::take_op(Op::Kind kind, int segment, int peer_index, size_t bytes) 
     return op;
 }
 
-int Schedule::post_send(const void *buf, int peer, Op *op) {
+// Books the operation in flight before posting: it may complete (and be
+// queued) before the transport call returns.
+template <typename Post>
+int Schedule::post(Op *op, Post transport_call) {
     ++in_flight_;
-    int rc = transport_.send(buf, op->bytes, peer, tag_of(op->segment), op);
+    int rc = transport_call();
     if (rc != 0) {
         --in_flight_;
         return_op(op);
-        error_ = rc;
+        set_error(rc);
     }
     return rc;
 }
 
+int Schedule::post_send(const void *buf, int peer, Op *op) {
+    return post(op, [&] { return transport_.send(buf, op->bytes, peer, tag_of(op->segment), op); });
+}
+
 int Schedule::post_recv(void *buf, int peer, Op *op) {
-    ++in_flight_;
-    int rc = transport_.recv(buf, op->bytes, peer, tag_of(op->segment), op);
-    if (rc != 0) {
-        --in_flight_;
-        return_op(op);
-        error_ = rc;
-    }
-    return rc;
+    return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag_of(op->segment), op); });
 }
 
 void Schedule::start() {

@@ -63,6 +63,8 @@ protected:
     int tag_of(int segment) const { return tag_ - segment % tag_span_; }
 
 private:
+    template <typename Post>
+    int post(Op *op, Post transport_call);
     void drain();
     void handle_inbox();
     bool finished() const { return in_flight_ == 0 && (failed() || !has_pending_work()); }
