@@ -27,6 +27,9 @@ expect_output "selected at priority 100" "coll:base:comm_select: selecting +adap
     2 --mca coll_base_verbose 10 -- "$BIN/bcast_check" -t byte -s 1
 expect_output "declined at priority 0" "priority 0; not selected" 2 \
     2 --mca coll_adapt2_priority 0 --mca coll_adapt2_verbose 10 -- "$BIN/bcast_check" -t byte -s 1 --expect none
+expect_output "intercommunicators declined, corner cases" "intercommunicator; declining" 4 \
+    4 --mca coll_adapt2_verbose 10 -- "$BIN/bcast_misc"
+check "corner cases under pml ucx" 2 $UCX_FLAGS -- "$BIN/bcast_misc"
 check "bcast_algorithm=previous falls back" 3 --mca coll_adapt2_bcast_algorithm previous -- \
     "$BIN/bcast_check" -t int,vector -s 1,70000 --expect previous
 check "ibcast falls back too" 3 --mca coll_adapt2_bcast_algorithm previous -- \
