@@ -15,7 +15,17 @@
  *                              rank holds the data;
  *   last_median_us             the median over iterations of those maxima
  *                              (robust to scheduler noise on oversubscribed
- *                              nodes).
+ *                              nodes);
+ *   span_us / span_median_us   mean / median over iterations of (the latest
+ *                              return from the collective on any rank) minus
+ *                              (the root's call): the end-to-end time until
+ *                              the last rank holds the data, including ranks
+ *                              that enter late.  Needs one clock for all
+ *                              ranks: CLOCK_MONOTONIC, so only when all ranks
+ *                              share a node ("nan" otherwise).
+ * "last" is a max of per-rank durations: a rank that enters the broadcast
+ * after its data has arrived (eager messages) shows a short time, so at small
+ * sizes "last" can be far below the end-to-end span.
  *
  * Collectives are described by a table (coll_table): adding reduce or
  * allreduce means writing one run function (and a prepare/check pair for
@@ -26,10 +36,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SMALL_MSG_LIMIT   8192      /* OSU: LARGE_MESSAGE_SIZE */
@@ -201,8 +213,10 @@ static void usage(FILE *f, const char *prog)
         "  -f             full statistics: extra columns last_min_us last_p90_us\n"
         "  -h             this help\n"
         "Note: as in OSU, -c is validation; the collective is chosen with -k.\n"
-        "Output: '#' comment lines (the last one names the columns), then one\n"
-        "line per size: size avg_us min_us max_us last_us last_median_us iters\n",
+        "Output: '#' comment lines (the one starting '# size ' names the columns),\n"
+        "then one line per size: size avg_us min_us max_us last_us last_median_us\n"
+        "iters span_us span_median_us [last_min_us last_p90_us] (microseconds;\n"
+        "see the comment at the top of the source for their meaning).\n",
         DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE,
         DEFAULT_ITERS, SMALL_MSG_LIMIT, DEFAULT_ITERS_L,
         DEFAULT_WARMUP, SMALL_MSG_LIMIT, DEFAULT_WARMUP_L);
@@ -350,7 +364,7 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
         snprintf(msg, sizeof(msg), "unexpected argument '%s'", argv[optind]);
         return msg;
     }
-    if (o->min_size < 1) return "message sizes must be at least 1 byte";
+    if (o->min_size < 1 || o->max_size < 1) return "message sizes must be at least 1 byte";
     if (o->min_size > o->max_size) return "minimum message size is larger than the maximum";
     if (o->max_size > (size_t)INT_MAX) return "maximum message size exceeds INT_MAX bytes";
     if (o->root >= nprocs) {
@@ -361,6 +375,15 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
 }
 
 /* ------------------------------------------------------------------------ */
+
+/* A clock shared by all processes of a node (MPI_Wtime in Open MPI 4.1 is
+ * relative to a per-process origin, so it cannot be compared across ranks). */
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -412,8 +435,12 @@ int main(int argc, char **argv)
     int max_iters = o.iters_small > o.iters_large ? o.iters_small : o.iters_large;
     double *times = malloc(sizeof(double) * (size_t)max_iters);
     double *tmax = malloc(sizeof(double) * (size_t)max_iters);
+    double *t_end = malloc(sizeof(double) * (size_t)max_iters);   /* CLOCK_MONOTONIC */
+    double *t_start = malloc(sizeof(double) * (size_t)max_iters); /* root's, or -huge */
+    double *span = malloc(sizeof(double) * (size_t)max_iters);
+    double *span_start = malloc(sizeof(double) * (size_t)max_iters);
     void *sbuf = NULL, *rbuf = NULL;
-    if (!times || !tmax || posix_memalign(&sbuf, 4096, o.max_size) ||
+    if (!times || !tmax || !t_end || !t_start || !span || !span_start || posix_memalign(&sbuf, 4096, o.max_size) ||
         posix_memalign(&rbuf, 4096, o.max_size)) {
         fprintf(stderr, "rank %d: out of memory (max size %zu)\n", rank, o.max_size);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -422,6 +449,14 @@ int main(int argc, char **argv)
     memset(rbuf, 0, o.max_size);
     c.sbuf = sbuf;
     c.rbuf = rbuf;
+
+    /* span_us needs all ranks on one node (one CLOCK_MONOTONIC). */
+    int node_size = 0, one_node;
+    MPI_Comm node_comm;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_size(node_comm, &node_size);
+    MPI_Comm_free(&node_comm);
+    one_node = node_size == nprocs;
 
     if (0 == rank) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -437,9 +472,11 @@ int main(int argc, char **argv)
         printf("# library: %s\n", lib);
         printf("# times in microseconds; avg/min/max: per-rank mean over iterations, "
                "then mean/min/max over ranks; last: per-iteration max over ranks, "
-               "mean (last_us) and median (last_median_us) over iterations\n");
-        printf("# %-10s %12s %12s %12s %12s %14s %8s", "size", "avg_us", "min_us",
-               "max_us", "last_us", "last_median_us", "iters");
+               "mean (last_us) and median (last_median_us) over iterations; span: latest "
+               "return on any rank minus the root's call, mean and median over iterations%s\n",
+               one_node ? "" : " (nan: ranks on several nodes, no common clock)");
+        printf("# %-10s %12s %12s %12s %12s %14s %8s %12s %14s", "size", "avg_us", "min_us",
+               "max_us", "last_us", "last_median_us", "iters", "span_us", "span_median_us");
         if (o.full) printf(" %12s %12s", "last_min_us", "last_p90_us");
         printf("\n");
         fflush(stdout);
@@ -450,7 +487,7 @@ int main(int argc, char **argv)
         size_t count = size / o.type->size;
         if (0 == count) {
             if (0 == rank)
-                printf("# size %zu skipped: smaller than one %s\n", size, o.type->name);
+                printf("# skipped size %zu: smaller than one %s\n", size, o.type->name);
             if (size > o.max_size / 2) break;
             continue;
         }
@@ -461,9 +498,11 @@ int main(int argc, char **argv)
         MPI_Barrier(c.comm);
         for (int it = -warmup; it < iters; it++) {
             if (o.validate) o.coll->prepare(&c, count, size, it);
+            double m0 = mono_now();
             double t0 = MPI_Wtime();
             int rc = o.coll->run(&c, count);
             double t = MPI_Wtime() - t0;
+            double m1 = mono_now();
             if (MPI_SUCCESS != rc) {
                 fprintf(stderr, "rank %d: %s of %zu bytes failed (error %d)\n", rank,
                         o.coll->name, size, rc);
@@ -474,15 +513,19 @@ int main(int argc, char **argv)
                 long bad = o.coll->check(&c, count, size, it, what, sizeof(what));
                 if (bad >= 0)
                     fprintf(stderr,
-                            "VALIDATION FAILED: rank %d %s size %zu type %s iteration %d: "
+                            "VALIDATION FAILED: rank %d %s size %zu type %s root %d %s %d: "
                             "first bad element %ld: %s\n",
-                            rank, o.coll->name, size, o.type->name, it, bad, what);
+                            rank, o.coll->name, size, o.type->name, o.root,
+                            it < 0 ? "warm-up iteration" : "iteration",
+                            it < 0 ? it + warmup : it, bad, what);
                 int local = bad >= 0, any = 0;
                 MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, c.comm);
                 if (any) { status = 1; break; }
             }
             if (it >= 0) {
                 times[it] = t;
+                t_end[it] = m1;
+                t_start[it] = rank == c.root ? m0 : -1e300;
                 sum += t;
             }
             MPI_Barrier(c.comm);
@@ -494,13 +537,24 @@ int main(int argc, char **argv)
         MPI_Reduce(&avg, &amax, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
         MPI_Reduce(&avg, &asum, 1, MPI_DOUBLE, MPI_SUM, 0, c.comm);
         MPI_Reduce(times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
+        MPI_Reduce(t_end, span, iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
+        MPI_Reduce(t_start, span_start, iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
         if (0 == rank) {
+            double ssum = 0.0;
+            for (int i = 0; i < iters; i++) {
+                span[i] -= span_start[i];
+                ssum += span[i];
+            }
+            qsort(span, (size_t)iters, sizeof(double), cmp_double);
+            double span_mean = one_node ? 1e6 * ssum / iters : NAN;
+            double span_med = one_node ? 1e6 * quantile_sorted(span, iters, 0.5) : NAN;
             double lsum = 0.0;
             for (int i = 0; i < iters; i++) lsum += tmax[i];
             qsort(tmax, (size_t)iters, sizeof(double), cmp_double);
             printf("  %-10zu %12.2f %12.2f %12.2f %12.2f %14.2f %8d", size,
                    1e6 * asum / nprocs, 1e6 * amin, 1e6 * amax, 1e6 * lsum / iters,
                    1e6 * quantile_sorted(tmax, iters, 0.5), iters);
+            printf(" %12.2f %14.2f", span_mean, span_med);
             if (o.full)
                 printf(" %12.2f %12.2f", 1e6 * tmax[0], 1e6 * quantile_sorted(tmax, iters, 0.9));
             printf("\n");
@@ -511,6 +565,10 @@ int main(int argc, char **argv)
 
     free(times);
     free(tmax);
+    free(t_end);
+    free(t_start);
+    free(span);
+    free(span_start);
     free(sbuf);
     free(rbuf);
     MPI_Finalize();
