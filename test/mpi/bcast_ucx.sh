@@ -14,6 +14,6 @@ check "ucx: np 5, all shapes, small segments, wide windows" 5 $UCX_FLAGS -- "$BI
     -a binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat -g 100,1000,0 \
     -w 1:1,4:2,2:64 -t int,vector -s 1,70001
 check "ucx: np 4, outstanding ibcasts" 4 $UCX_FLAGS -- "$BIN/bcast_outstanding" 16 4
-check "ucx: np 4, 16 MiB" 4 $UCX_FLAGS -- "$BIN/bcast_check" -s 16777216 -t byte,vector -r 2
+check "ucx: np 4, 16 MiB, deep tree" 4 $UCX_FLAGS --mca coll_adapt2_bcast_radix 2 -- "$BIN/bcast_check" -s 16777216 -t byte,vector -r 2
 check "ucx: np 2, 4 threads" 2 $UCX_FLAGS -- "$BIN/bcast_threads" 4 40
 finish

@@ -20,13 +20,15 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
 // the defaults"): a wide k-nomial tree (radix coll_adapt2_bcast_radix, 8 by
 // default, i.e. flat up to 8 ranks). In shared memory every child then pulls
 // its data from the parent's buffer in parallel (single-copy CMA) instead of
-// waiting for a store-and-forward level, for small and large messages alike;
-// segments of coll_adapt2_bcast_segment_size pipeline the large ones.
+// waiting for a store-and-forward level, for small and large messages alike.
+// Segments of coll_adapt2_bcast_segment_size pipeline deeper trees; a flat
+// tree (comm_size <= radix) has no pipeline to fill, so segments would only
+// add handshakes, and its messages go whole.
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
     (void)bytes;
-    (void)comm_size;
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
-    return {{TreeShape::knomial, s.radix}, s.segment_size};
+    const bool flat = comm_size <= s.radix;
+    return {{TreeShape::knomial, s.radix}, flat ? 0 : s.segment_size};
 }
 
 }  // namespace adapt2

@@ -1,0 +1,76 @@
+// The decision rules: what `auto` picks, and that forced choices are obeyed.
+#include "cmocka_cxx.h"
+#include "decision.h"
+
+using namespace adapt2;
+
+namespace {
+
+adapt2_bcast_settings_t defaults() {
+    adapt2_bcast_settings_t s{};
+    s.algorithm = ADAPT2_ALG_AUTO;
+    s.fanout = 4, s.radix = 8, s.chains = 4;
+    s.segment_size = 1 << 20;
+    s.recv_window = 4, s.send_window = 2;
+    return s;
+}
+
+void test_auto_is_knomial_of_the_radix(void **) {
+    auto s = defaults();
+    for (size_t bytes : {size_t{1}, size_t{1} << 20, size_t{1} << 30}) {
+        BcastPlan p = plan_bcast(s, bytes, 64);
+        assert_true(p.tree.shape == TreeShape::knomial);
+        assert_int_equal(p.tree.param, 8);
+        assert_int_equal(p.segment_bytes, 1 << 20);  // deep tree: pipelined
+    }
+}
+
+void test_auto_does_not_segment_a_flat_tree(void **) {
+    auto s = defaults();
+    for (int p : {2, 4, 8}) assert_int_equal(plan_bcast(s, 16 << 20, p).segment_bytes, 0);
+    assert_int_equal(plan_bcast(s, 16 << 20, 9).segment_bytes, 1 << 20);
+    s.radix = 2;
+    assert_int_equal(plan_bcast(s, 16 << 20, 4).segment_bytes, 1 << 20);
+}
+
+void test_forced_algorithms_keep_their_settings(void **) {
+    auto s = defaults();
+    s.segment_size = 4096;
+    const struct {
+        int algorithm;
+        TreeShape shape;
+        int param;
+    } cases[] = {
+        {ADAPT2_ALG_BINOMIAL, TreeShape::binomial, 0}, {ADAPT2_ALG_IN_ORDER_BINOMIAL, TreeShape::in_order_binomial, 0},
+        {ADAPT2_ALG_BINARY, TreeShape::binary, 0},     {ADAPT2_ALG_KARY, TreeShape::kary, 4},
+        {ADAPT2_ALG_KNOMIAL, TreeShape::knomial, 8},   {ADAPT2_ALG_CHAIN, TreeShape::chain, 4},
+        {ADAPT2_ALG_PIPELINE, TreeShape::pipeline, 0}, {ADAPT2_ALG_FLAT, TreeShape::flat, 0},
+    };
+    for (const auto &c : cases) {
+        s.algorithm = c.algorithm;
+        BcastPlan p = plan_bcast(s, 1 << 20, 4);  // even where auto would not segment
+        assert_true(p.tree.shape == c.shape);
+        assert_int_equal(p.tree.param, c.param);
+        assert_int_equal(p.segment_bytes, 4096);
+    }
+}
+
+void test_algorithm_names_round_trip(void **) {
+    for (int a = ADAPT2_ALG_AUTO; a < ADAPT2_ALG_COUNT; ++a) {
+        assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name(mca_coll_adapt2_engine_algorithm_name(a)), a);
+    }
+    assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name("binomail"), -1);
+    assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name(nullptr), -1);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auto_is_knomial_of_the_radix),
+        cmocka_unit_test(test_auto_does_not_segment_a_flat_tree),
+        cmocka_unit_test(test_forced_algorithms_keep_their_settings),
+        cmocka_unit_test(test_algorithm_names_round_trip),
+    };
+    return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);
+}
