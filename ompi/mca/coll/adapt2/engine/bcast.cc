@@ -1,7 +1,8 @@
-#include "bcast_schedule.h"
+#include "bcast_flow.h"
 #include "collectives.h"
 #include "counters.h"
 #include "decision.h"
+#include "schedule.h"
 
 namespace adapt2 {
 
@@ -15,8 +16,8 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     args.segment_bytes = plan.segment_bytes;
     args.recv_window = settings.recv_window;
     args.send_window = settings.send_window;
-    auto *schedule = new BcastSchedule(args, comm.trees().get(plan.tree, root), comm.transport(),
-                                       comm.pool(), done, done_ctx);
+    auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    schedule->add_flow<BcastFlow>(args, comm.trees().get(plan.tree, root), comm.pool());
     count(Counter::bcast_calls, 1);
     schedule->start();  // from here on the schedule owns itself
     return 0;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "../adapt2_bridge.h"
-#include "bcast_schedule.h"
+#include "bcast_flow.h"
 #include "collectives.h"
 #include "counters.h"
 
@@ -47,7 +47,7 @@ const char *mca_coll_adapt2_engine_algorithm_names(void) {
 }
 
 int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings) {
-    return adapt2::BcastSchedule::tags_needed(settings->send_window);
+    return adapt2::BcastFlow::tags_needed(settings->send_window);
 }
 
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {

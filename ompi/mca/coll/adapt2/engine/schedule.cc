@@ -4,7 +4,9 @@
 
 namespace adapt2 {
 
-void Schedule::reserve_ops(int count) {
+void Schedule::reserve_ops() {
+    int count = 0;
+    for (const auto &f : flows_) count += f->max_ops();
     ops_.assign(count, Op{});
     free_ops_.clear();
     free_ops_.reserve(count);
@@ -14,13 +16,14 @@ void Schedule::reserve_ops(int count) {
     }
 }
 
-Op *Schedule::take_op(Op::Kind kind, int segment, int peer_index, size_t bytes) {
+Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size_t bytes) {
     assert(!free_ops_.empty() && "windows exceed the reserved operations");
     Op *op = free_ops_.back();
     free_ops_.pop_back();
     op->next = nullptr;
     op->status = 0;
     op->kind = kind;
+    op->flow = static_cast<uint8_t>(flow);
     op->segment = segment;
     op->peer_index = peer_index;
     op->bytes = bytes;
@@ -41,17 +44,18 @@ int Schedule::post(Op *op, Post transport_call) {
     return rc;
 }
 
-int Schedule::post_send(const void *buf, int peer, Op *op) {
-    return post(op, [&] { return transport_.send(buf, op->bytes, peer, tag_of(op->segment), op); });
+int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
+    return post(op, [&] { return transport_.send(buf, op->bytes, peer, tag, op); });
 }
 
-int Schedule::post_recv(void *buf, int peer, Op *op) {
-    return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag_of(op->segment), op); });
+int Schedule::post_recv(void *buf, int peer, int tag, Op *op) {
+    return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag, op); });
 }
 
 void Schedule::start() {
+    reserve_ops();
     draining_.store(true);
-    on_start();
+    for (auto &f : flows_) f->start();
     drain();
 }
 
@@ -63,6 +67,15 @@ void Schedule::complete(Op *op, int status) {
     } while (!inbox_.compare_exchange_weak(head, op));
     if (draining_.exchange(true)) return;  // the current drainer will see it
     drain();
+}
+
+bool Schedule::finished() const {
+    if (in_flight_ != 0) return false;
+    if (failed()) return true;
+    for (const auto &f : flows_) {
+        if (f->has_pending_work()) return false;
+    }
+    return true;
 }
 
 // Called with draining_ held. Handles completions until none is left, then
@@ -93,14 +106,14 @@ void Schedule::handle_inbox() {
             Op *op = ordered;
             ordered = ordered->next;
             --in_flight_;
-            if (op->status != 0 && error_ == 0) error_ = op->status;
-            on_complete(*op);
+            if (op->status != 0) set_error(op->status);
+            flows_[op->flow]->on_complete(*op);
         }
     }
 }
 
 void Schedule::finish() {
-    on_finish();
+    for (auto &f : flows_) f->finish();
     DoneFn done = done_;
     void *ctx = done_ctx_;
     int status = error_;

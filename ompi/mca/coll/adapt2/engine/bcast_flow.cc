@@ -1,28 +1,29 @@
-#include "bcast_schedule.h"
+#include "bcast_flow.h"
 
 #include <algorithm>
 
 #include "counters.h"
+#include "schedule.h"
 
 namespace adapt2 {
 
-BcastSchedule::BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> tree,
-                             Transport &transport, BufferPool &pool, DoneFn done, void *done_ctx)
-    : Schedule(transport, args.tag, tags_needed(args.send_window), done, done_ctx),
+BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
+                     std::shared_ptr<const Tree> tree, BufferPool &pool)
+    : Flow(schedule, id),
       data_(args.data),
+      tag_(args.tag),
       recv_window_(std::clamp(args.recv_window, 1, kMaxWindow)),
       send_window_(tags_needed(args.send_window)),
       tree_(std::move(tree)),
       children_(tree_->children(args.rank)),
       parent_(tree_->parent(args.rank)),
-      segments_(args.data.bytes, args.segment_bytes),
+      segments_(args.data.bytes, args.segment_bytes, args.unit),
       pool_(pool),
-      arrived_(is_root() ? segments_.count() : 0),  // the root has all its data
+      arrived_(is_root() && !args.supplied ? segments_.count() : 0),
       next_send_(children_.size(), 0),
       sent_(children_.size()) {
     const int nseg = segments_.count();
-    if (is_root()) next_recv_ = nseg;
-    reserve_ops((is_root() ? 0 : recv_window_) + children() * send_window_);
+    if (is_root()) next_recv_ = nseg;  // the root receives nothing
     if (!data_.contiguous() && nseg > 0) {
         // Enough slots to keep both windows busy; the pool may grant fewer.
         int want = std::min(nseg, (is_root() ? 1 : recv_window_) + send_window_);
@@ -30,20 +31,27 @@ BcastSchedule::BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> 
     }
 }
 
-void BcastSchedule::on_start() {
+int BcastFlow::max_ops() const { return (is_root() ? 0 : recv_window_) + children() * send_window_; }
+
+void BcastFlow::start() {
     post_receives();
     feed_all();
 }
 
-bool BcastSchedule::has_pending_work() const {
+void BcastFlow::supply(int segment) {
+    arrived_.mark_done(segment);
+    feed_all();
+}
+
+bool BcastFlow::has_pending_work() const {
     return arrived_.prefix() < segments_.count() ||
            sends_done_ < static_cast<long long>(children()) * segments_.count();
 }
 
-void BcastSchedule::on_complete(Op &op) {
+void BcastFlow::on_complete(Op &op) {
     const Op::Kind kind = op.kind;
     const int segment = op.segment, child = op.peer_index;
-    return_op(&op);
+    schedule_.return_op(&op);
     if (kind == Op::kRecv) {
         on_received(segment);
     } else {
@@ -51,10 +59,10 @@ void BcastSchedule::on_complete(Op &op) {
     }
 }
 
-void BcastSchedule::on_received(int segment) {
+void BcastFlow::on_received(int segment) {
     if (staged()) {
         int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
-        if (rc != 0) set_error(rc);
+        if (rc != 0) schedule_.set_error(rc);
         staging_.release(segment);  // the unpack's hold
     }
     arrived_.mark_done(segment);  // any order; children are fed in order
@@ -62,7 +70,7 @@ void BcastSchedule::on_received(int segment) {
     feed_all();
 }
 
-void BcastSchedule::on_sent(int child, int segment) {
+void BcastFlow::on_sent(int child, int segment) {
     sent_[child].mark_done(segment);
     ++sends_done_;
     if (!staged()) {
@@ -74,9 +82,9 @@ void BcastSchedule::on_sent(int child, int segment) {
     feed_all();
 }
 
-void BcastSchedule::post_receives() {
+void BcastFlow::post_receives() {
     const int nseg = segments_.count();
-    while (!failed() && next_recv_ < nseg && next_recv_ < arrived_.prefix() + recv_window_) {
+    while (!schedule_.failed() && next_recv_ < nseg && next_recv_ < arrived_.prefix() + recv_window_) {
         const int s = next_recv_;
         char *dst;
         if (staged()) {
@@ -86,44 +94,46 @@ void BcastSchedule::post_receives() {
             dst = data_.at(segments_.offset(s));
         }
         ++next_recv_;
-        post_recv(dst, parent_, take_op(Op::kRecv, s, 0, segments_.bytes(s)));
+        schedule_.post_recv(dst, parent_, segment_tag(tag_, send_window_, s),
+                            schedule_.take_op(id_, Op::kRecv, s, 0, segments_.bytes(s)));
     }
 }
 
-void BcastSchedule::feed_all() {
+void BcastFlow::feed_all() {
     for (int c = 0; c < children(); ++c) feed(c);
 }
 
-void BcastSchedule::feed(int child) {
-    while (!failed() && next_send_[child] < arrived_.prefix() &&
+void BcastFlow::feed(int child) {
+    while (!schedule_.failed() && next_send_[child] < arrived_.prefix() &&
            next_send_[child] < sent_[child].prefix() + send_window_) {
         const int s = next_send_[child];
         const char *src = send_source(s);
         if (!src) break;
         ++next_send_[child];
-        post_send(src, children_[child], take_op(Op::kSend, s, child, segments_.bytes(s)));
+        schedule_.post_send(src, children_[child], segment_tag(tag_, send_window_, s),
+                            schedule_.take_op(id_, Op::kSend, s, child, segments_.bytes(s)));
     }
 }
 
 // Where segment s can be sent from, or null if it cannot be sent yet.
-const char *BcastSchedule::send_source(int s) {
+const char *BcastFlow::send_source(int s) {
     if (!staged()) return data_.at(segments_.offset(s));
     if (!staging_.claimed(s)) {  // root: pack on first demand, in order
         if (!staging_.can_claim()) return nullptr;
         char *dst = staging_.claim(children());
         int rc = data_.pack(segments_.offset(s), segments_.bytes(s), dst);
         if (rc != 0) {
-            set_error(rc);
+            schedule_.set_error(rc);
             return nullptr;
         }
     }
     return staging_.slot(s);
 }
 
-void BcastSchedule::on_finish() {
+void BcastFlow::finish() {
     if (staged()) pool_.give_back(segments_.max_bytes(), staging_.buffers());
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));
-    if (!failed()) count(Counter::bytes_sent, static_cast<uint64_t>(children()) * segments_.total());
+    if (!schedule_.failed()) count(Counter::bytes_sent, static_cast<uint64_t>(children()) * segments_.total());
 }
 
 }  // namespace adapt2

@@ -9,8 +9,11 @@
 // Windows span segment numbers, not counts: segment s goes to a child only
 // once that child's sends below s - send_window have completed. Then the
 // tags of messages in flight to one child never repeat (see Schedule).
-#ifndef ADAPT2_ENGINE_BCAST_SCHEDULE_H
-#define ADAPT2_ENGINE_BCAST_SCHEDULE_H
+//
+// The root normally has all its data; in an allreduce it is supplied segment
+// by segment as the reduction finishes them (supply()).
+#ifndef ADAPT2_ENGINE_BCAST_FLOW_H
+#define ADAPT2_ENGINE_BCAST_FLOW_H
 
 #include <algorithm>
 #include <memory>
@@ -18,7 +21,7 @@
 
 #include "buffer_pool.h"
 #include "completion_window.h"
-#include "schedule.h"
+#include "flow.h"
 #include "segments.h"
 #include "staging_ring.h"
 #include "tree.h"
@@ -26,32 +29,38 @@
 
 namespace adapt2 {
 
-// Everything one broadcast call needs to know.
+// Everything one broadcast flow needs to know.
 struct BcastArgs {
     int rank = 0;
-    int tag = 0;       // first of tags_needed(send_window) reserved tags, counting down
+    int tag = 0;          // first of tags_needed(send_window) tags, counting down
     adapt2_buffer_t data{};
     size_t segment_bytes = 0;
+    size_t unit = 1;      // segments hold whole units (elements of a reduction)
     int recv_window = 4;  // 1..kMaxWindow
     int send_window = 2;  // 1..kMaxWindow
+    bool supplied = false;  // root: segments become available through supply()
 };
 
-class BcastSchedule final : public Schedule {
+class BcastFlow final : public Flow {
 public:
     static constexpr int kMaxWindow = CompletionWindow::kMax;
 
-    // Tags one call uses (see Schedule): one per segment in a send window.
+    // Tags one flow uses (see Schedule): one per segment in a send window.
     static int tags_needed(int send_window) { return std::clamp(send_window, 1, kMaxWindow); }
 
-    BcastSchedule(const BcastArgs &args, std::shared_ptr<const Tree> tree, Transport &transport,
-                  BufferPool &pool, DoneFn done, void *done_ctx);
+    BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::shared_ptr<const Tree> tree,
+              BufferPool &pool);
 
-private:
-    void on_start() override;
+    int max_ops() const override;
+    void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override;
-    void on_finish() override;
+    void finish() override;
 
+    // Root of a supplied flow: segment s of the data is now in place.
+    void supply(int segment);
+
+private:
     bool is_root() const { return parent_ < 0; }
     bool staged() const { return staging_.size() > 0; }
     int children() const { return children_.size(); }
@@ -63,6 +72,7 @@ private:
     const char *send_source(int segment);
 
     UserData data_;
+    int tag_;
     int recv_window_;
     int send_window_;
     std::shared_ptr<const Tree> tree_;  // keeps children_ alive
@@ -73,8 +83,8 @@ private:
     StagingRing staging_;
     CompletionWindow arrived_;  // prefix: segments here, in order
     int next_recv_ = 0;
-    std::vector<int> next_send_;             // per child: next segment to send
-    std::vector<CompletionWindow> sent_;     // per child: sends completed
+    std::vector<int> next_send_;          // per child: next segment to send
+    std::vector<CompletionWindow> sent_;  // per child: sends completed
     long long sends_done_ = 0;
 };
 

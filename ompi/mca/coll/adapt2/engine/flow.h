@@ -1,0 +1,36 @@
+// One state machine inside a schedule: a broadcast down a tree, a reduction
+// up a tree, a ring. A schedule drives one or more flows (an allreduce is a
+// reduce flow feeding a broadcast flow segment by segment); flows post their
+// operations through it and are called back, one at a time, when those
+// operations complete.
+#ifndef ADAPT2_ENGINE_FLOW_H
+#define ADAPT2_ENGINE_FLOW_H
+
+#include "transport.h"
+
+namespace adapt2 {
+
+class Schedule;
+
+class Flow {
+public:
+    virtual ~Flow() = default;
+
+    // Most operations this flow ever has in flight at once.
+    virtual int max_ops() const = 0;
+    virtual void start() = 0;
+    virtual void on_complete(Op &op) = 0;
+    // True while the flow still has work that is not posted yet.
+    virtual bool has_pending_work() const = 0;
+    // Called once, when the schedule is done: give back buffers, count.
+    virtual void finish() {}
+
+protected:
+    Flow(Schedule &schedule, int id) : schedule_(schedule), id_(id) {}
+    Schedule &schedule_;
+    const int id_;  // index of this flow in its schedule, stored in every Op
+};
+
+}  // namespace adapt2
+
+#endif
