@@ -13,6 +13,7 @@
 #include "collectives.h"
 #include "fake_transport.h"
 #include "segments.h"
+#include "test_support.h"
 
 using namespace adapt2;
 using namespace adapt2::test;
@@ -23,33 +24,9 @@ constexpr char kPoison = 0x5a;
 
 char pattern(size_t i) { return static_cast<char>((i * 131 + 7) ^ (i >> 8)); }
 
-// A non-contiguous layout: packed byte i lives at memory[2 * i].
-struct Strided {
-    char *base;
-};
-int strided_pack(void *p, size_t offset, size_t len, void *dst) {
-    auto *s = static_cast<Strided *>(p);
-    for (size_t i = 0; i < len; ++i) static_cast<char *>(dst)[i] = s->base[2 * (offset + i)];
-    return 0;
-}
-int strided_unpack(void *p, size_t offset, size_t len, const void *src) {
-    auto *s = static_cast<Strided *>(p);
-    for (size_t i = 0; i < len; ++i) s->base[2 * (offset + i)] = static_cast<const char *>(src)[i];
-    return 0;
-}
 int failing_pack(void *, size_t, size_t, void *) { return -7; }
 
 enum class Layout { contiguous, strided, mixed };
-
-struct Done {
-    int calls = 0;
-    int status = 0;
-};
-void on_done(void *ctx, int status) {
-    auto *d = static_cast<Done *>(ctx);
-    ++d->calls;
-    d->status = status;
-}
 
 struct Case {
     int p = 4;
@@ -157,18 +134,7 @@ const TreeSpec kTrees[] = {
     {TreeShape::pipeline, 0}, {TreeShape::flat, 0},
 };
 
-std::vector<NetworkOptions> orders(int random_seeds) {
-    std::vector<NetworkOptions> out;
-    for (int s = 1; s <= random_seeds; ++s) {
-        // Odd seeds let pending sends overtake each other (as pml ucx does);
-        // full 64-byte segments then stay pending (rendezvous) until matched.
-        bool overtake = s % 2 == 1;
-        out.push_back({Order::random, static_cast<uint64_t>(s), 0.3, overtake ? 48u : 64u, overtake});
-    }
-    out.push_back({Order::lifo, 99, 0.0, 0, true});   // newest first, nothing eager, overtaking
-    out.push_back({Order::fifo, 98, 1.0, 1 << 20, false});  // everything inline and eager
-    return out;
-}
+std::vector<NetworkOptions> orders(int random_seeds) { return completion_orders(random_seeds); }
 
 void test_contiguous_all_shapes(void **) {
     long runs = 0;

@@ -31,7 +31,8 @@ typedef struct adapt2_buffer {
     adapt2_unpack_fn unpack;
 } adapt2_buffer_t;
 
-/* Per-call settings, validated by the C layer from the MCA variables. */
+/* Per-call settings of a tree (and its segments and windows), validated by
+ * the C layer from the MCA variables. */
 typedef struct adapt2_bcast_settings {
     int algorithm;          /* an adapt2_algorithm_t */
     int fanout;             /* k-ary fanout */
@@ -41,6 +42,37 @@ typedef struct adapt2_bcast_settings {
     int recv_window;        /* receives posted ahead of arrival */
     int send_window;        /* sends in flight per child */
 } adapt2_bcast_settings_t;
+
+typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
+
+/* A reduction: `combine(ctx, in, inout, units)` sets inout = in (op) inout
+ * over `units` elements of `unit_bytes` each -- the argument order of Open
+ * MPI's ompi_op_reduce, which matters for non-commutative ops. */
+typedef int (*adapt2_combine_fn)(void *ctx, const void *in, void *inout, size_t units);
+typedef struct adapt2_reduction {
+    size_t unit_bytes;
+    int commutative;
+    void *ctx;
+    adapt2_combine_fn combine;
+} adapt2_reduction_t;
+
+typedef struct adapt2_reduce_settings {
+    adapt2_tree_settings_t tree;
+    int reproducible;  /* combine in a fixed order whatever the arrival order */
+} adapt2_reduce_settings_t;
+
+typedef enum adapt2_allreduce_algorithm {
+    ADAPT2_ALLREDUCE_AUTO = 0,
+    ADAPT2_ALLREDUCE_TREE,  /* reduce up a tree fused with a broadcast down it */
+    ADAPT2_ALLREDUCE_RING,  /* reduce-scatter then allgather around a ring */
+} adapt2_allreduce_algorithm_t;
+
+typedef struct adapt2_allreduce_settings {
+    adapt2_tree_settings_t tree;
+    int algorithm;          /* an adapt2_allreduce_algorithm_t */
+    size_t ring_min_bytes;  /* auto: the ring from this message size on */
+    int reproducible;
+} adapt2_allreduce_settings_t;
 
 /* Tree shapes a user may force; ADAPT2_ALG_AUTO lets the decision rules pick. */
 typedef enum adapt2_algorithm {
@@ -82,6 +114,24 @@ int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *comm, const adapt2_buffe
                                   int root, int tag, const adapt2_bcast_settings_t *settings,
                                   adapt2_done_fn done, void *done_ctx);
 
+/* Reduce: `own` is this rank's contribution; `result` (root only, else
+ * NULL) receives the result; `in_place` (root): own data is in `result`.
+ * Tags: mca_coll_adapt2_engine_reduce_tags() of them, counting down. */
+int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings);
+int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *comm, const adapt2_buffer_t *own,
+                                   const adapt2_buffer_t *result, int in_place,
+                                   const adapt2_reduction_t *reduction, int root, int tag,
+                                   const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
+                                   void *done_ctx);
+
+/* Allreduce: `result` on every rank; `in_place`: own data is in `result`. */
+int mca_coll_adapt2_engine_allreduce_tags(const adapt2_allreduce_settings_t *settings);
+int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *comm, const adapt2_buffer_t *own,
+                                      const adapt2_buffer_t *result, int in_place,
+                                      const adapt2_reduction_t *reduction, int tag,
+                                      const adapt2_allreduce_settings_t *settings,
+                                      adapt2_done_fn done, void *done_ctx);
+
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */
 void mca_coll_adapt2_engine_op_complete(void *op, int status);
@@ -89,6 +139,8 @@ void mca_coll_adapt2_engine_op_complete(void *op, int status);
 /* Process-wide counters (read by the MPI_T performance variables). */
 typedef enum adapt2_counter {
     ADAPT2_COUNTER_BCAST_CALLS = 0,
+    ADAPT2_COUNTER_REDUCE_CALLS,
+    ADAPT2_COUNTER_ALLREDUCE_CALLS,
     ADAPT2_COUNTER_SEGMENTS_SENT,
     ADAPT2_COUNTER_BYTES_SENT,
     ADAPT2_COUNTER_FALLBACKS,

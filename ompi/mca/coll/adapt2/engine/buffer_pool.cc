@@ -23,13 +23,13 @@ BufferPool::~BufferPool() {
     }
 }
 
-std::vector<char *> BufferPool::borrow(size_t bytes, int want) {
+std::vector<char *> BufferPool::borrow(size_t bytes, int want, int must) {
     std::vector<char *> out;
     std::lock_guard<std::mutex> guard(lock_);
     auto &cached = free_[bytes];
     for (int i = 0; i < want; ++i) {
         bool over_cap = lent_ + bytes > max_bytes_;
-        if (over_cap && !out.empty()) break;
+        if (over_cap && static_cast<int>(out.size()) >= must) break;
         if (over_cap) {
             ++overdrafts_;
             count(Counter::pool_overdrafts, 1);
@@ -51,6 +51,7 @@ std::vector<char *> BufferPool::borrow(size_t bytes, int want) {
         }
         lent_ += bytes;
     }
+    peak_ = lent_ > peak_ ? lent_ : peak_;
     return out;
 }
 
@@ -71,6 +72,11 @@ void BufferPool::give_back(size_t bytes, const std::vector<char *> &buffers) {
 size_t BufferPool::bytes_lent() const {
     std::lock_guard<std::mutex> guard(lock_);
     return lent_;
+}
+
+size_t BufferPool::peak_bytes_lent() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return peak_;
 }
 
 size_t BufferPool::overdrafts() const {

@@ -22,12 +22,13 @@ public:
     BufferPool &operator=(const BufferPool &) = delete;
 
     // Up to `want` buffers of `bytes` each, as many as the cap allows; at least
-    // one even past the cap, so every schedule can make progress (counted as an
-    // overdraft).
-    std::vector<char *> borrow(size_t bytes, int want);
+    // `must` even past the cap, so every schedule can make progress (counted
+    // as overdrafts).
+    std::vector<char *> borrow(size_t bytes, int want, int must = 1);
     void give_back(size_t bytes, const std::vector<char *> &buffers);
 
     size_t bytes_lent() const;
+    size_t peak_bytes_lent() const;  // the most ever lent at once
     size_t max_bytes() const { return max_bytes_; }
     size_t overdrafts() const;
 
@@ -35,6 +36,7 @@ private:
     const size_t max_bytes_;
     mutable std::mutex lock_;  // per borrow/give_back, i.e. per collective call
     size_t lent_ = 0;          // bytes out now, overdrafts included
+    size_t peak_ = 0;
     size_t cached_ = 0;        // bytes in free lists
     size_t overdrafts_ = 0;
     std::map<size_t, std::vector<char *>> free_;  // by buffer size

@@ -14,6 +14,18 @@ namespace adapt2 {
 int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
                 const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx);
 
+// Reduce: `result` matters at the root only; with `in_place` the root's own
+// data is in `result`.
+int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                 bool in_place, const adapt2_reduction_t &op, int root, int tag,
+                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx);
+int reduce_tags(const adapt2_reduce_settings_t &settings);
+
+int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                    bool in_place, const adapt2_reduction_t &op, int tag,
+                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx);
+int allreduce_tags(const adapt2_allreduce_settings_t &settings);
+
 }  // namespace adapt2
 
 #endif

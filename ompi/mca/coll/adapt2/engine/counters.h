@@ -8,7 +8,16 @@
 namespace adapt2 {
 
 // Same order as adapt2_counter_t in adapt2_bridge.h.
-enum class Counter : int { bcast_calls, segments_sent, bytes_sent, fallbacks, pool_overdrafts, count_ };
+enum class Counter : int {
+    bcast_calls,
+    reduce_calls,
+    allreduce_calls,
+    segments_sent,
+    bytes_sent,
+    fallbacks,
+    pool_overdrafts,
+    count_
+};
 
 void count(Counter which, uint64_t amount);
 uint64_t counter_value(Counter which);

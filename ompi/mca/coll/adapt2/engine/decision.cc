@@ -31,4 +31,21 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
     return {{TreeShape::knomial, s.radix}, flat ? 0 : s.segment_size};
 }
 
+// Auto uses the same wide k-nomial tree as the broadcast; segments always
+// pay off here, flat tree or not, because the root combines one segment while
+// the next ones arrive.
+BcastPlan plan_reduce(const adapt2_tree_settings_t &s, bool commutative) {
+    if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
+    if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
+    return {{TreeShape::knomial, s.radix}, s.segment_size};
+}
+
+bool allreduce_uses_ring(const adapt2_allreduce_settings_t &s, size_t bytes, int comm_size,
+                         bool commutative) {
+    if (!commutative || comm_size < 2) return false;
+    if (s.algorithm == ADAPT2_ALLREDUCE_RING) return true;
+    if (s.algorithm == ADAPT2_ALLREDUCE_TREE) return false;
+    return bytes >= s.ring_min_bytes;
+}
+
 }  // namespace adapt2

@@ -25,6 +25,18 @@ constexpr AlgorithmName kAlgorithms[] = {
 };
 }  // namespace
 
+// Runs an engine entry point, turning C++ exceptions into error codes.
+template <typename Start>
+static int guarded(Start start) {
+    try {
+        return start();
+    } catch (const std::bad_alloc &) {
+        return kErrNoMemory;
+    } catch (...) {
+        return kErrBadParam;
+    }
+}
+
 extern "C" {
 
 int mca_coll_adapt2_engine_algorithm_from_name(const char *name) {
@@ -59,13 +71,47 @@ int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *engine_comm, const adapt
                                   adapt2_done_fn done, void *done_ctx) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
     if (!comm || !buf || !settings || root < 0 || root >= comm->size()) return kErrBadParam;
-    try {
-        return adapt2::start_bcast(*comm, *buf, root, tag, *settings, done, done_ctx);
-    } catch (const std::bad_alloc &) {
-        return kErrNoMemory;
-    } catch (...) {
+    return guarded([&] { return adapt2::start_bcast(*comm, *buf, root, tag, *settings, done, done_ctx); });
+}
+
+int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings) {
+    return adapt2::reduce_tags(*settings);
+}
+
+int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *own,
+                                   const adapt2_buffer_t *result, int in_place,
+                                   const adapt2_reduction_t *reduction, int root, int tag,
+                                   const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
+                                   void *done_ctx) {
+    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
+    if (!comm || !own || !reduction || !settings || root < 0 || root >= comm->size() ||
+        reduction->unit_bytes == 0) {
         return kErrBadParam;
     }
+    adapt2_buffer_t none{};
+    return guarded([&] {
+        return adapt2::start_reduce(*comm, *own, result ? *result : none, in_place != 0, *reduction, root,
+                                    tag, *settings, done, done_ctx);
+    });
+}
+
+int mca_coll_adapt2_engine_allreduce_tags(const adapt2_allreduce_settings_t *settings) {
+    return adapt2::allreduce_tags(*settings);
+}
+
+int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *own,
+                                      const adapt2_buffer_t *result, int in_place,
+                                      const adapt2_reduction_t *reduction, int tag,
+                                      const adapt2_allreduce_settings_t *settings,
+                                      adapt2_done_fn done, void *done_ctx) {
+    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
+    if (!comm || !own || !result || !reduction || !settings || reduction->unit_bytes == 0) {
+        return kErrBadParam;
+    }
+    return guarded([&] {
+        return adapt2::start_allreduce(*comm, *own, *result, in_place != 0, *reduction, tag, *settings,
+                                       done, done_ctx);
+    });
 }
 
 void mca_coll_adapt2_engine_op_complete(void *op, int status) {

@@ -1,0 +1,81 @@
+// Reduce and the tree allreduce: build the flows, start the schedule.
+#include "bcast_flow.h"
+#include "collectives.h"
+#include "counters.h"
+#include "decision.h"
+#include "reduce_flow.h"
+#include "schedule.h"
+
+namespace adapt2 {
+namespace {
+
+ReduceArgs reduce_args(const Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                       bool in_place, const adapt2_reduction_t &op, int tag,
+                       const adapt2_tree_settings_t &tree, size_t segment_bytes, bool reproducible) {
+    ReduceArgs a;
+    a.rank = comm.rank();
+    a.tag = tag;
+    a.own = own;
+    a.result = result;
+    a.in_place = in_place;
+    a.op = op;
+    a.segment_bytes = segment_bytes;
+    a.recv_window = tree.recv_window;
+    a.send_window = tree.send_window;
+    a.fixed_order = !op.commutative || reproducible;
+    return a;
+}
+
+}  // namespace
+
+int reduce_tags(const adapt2_reduce_settings_t &s) { return ReduceFlow::tags_needed(s.tree.send_window); }
+
+int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                 bool in_place, const adapt2_reduction_t &op, int root, int tag,
+                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx) {
+    BcastPlan plan = plan_reduce(settings.tree, op.commutative != 0);
+    ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
+                                  settings.tree, plan.segment_bytes, settings.reproducible != 0);
+    auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    schedule->add_flow<ReduceFlow>(args, comm.trees().get(plan.tree, root), comm.pool());
+    count(Counter::reduce_calls, 1);
+    schedule->start();
+    return 0;
+}
+
+// Two tag blocks: the reduction up the tree, then the broadcast down it.
+int allreduce_tags(const adapt2_allreduce_settings_t &s) {
+    return ReduceFlow::tags_needed(s.tree.send_window) + BcastFlow::tags_needed(s.tree.send_window);
+}
+
+// The fused tree allreduce: a reduction to rank 0 whose finished segments
+// are broadcast down the same tree at once, while later segments are still
+// being reduced.
+int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                    bool in_place, const adapt2_reduction_t &op, int tag,
+                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx) {
+    const int root = 0;
+    BcastPlan plan = plan_reduce(settings.tree, op.commutative != 0);
+    auto tree = comm.trees().get(plan.tree, root);
+    auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
+                                plan.segment_bytes, settings.reproducible != 0);
+    up.in_place = in_place && comm.rank() == root;
+    auto &reduce = schedule->add_flow<ReduceFlow>(up, tree, comm.pool());
+    BcastArgs down;
+    down.rank = comm.rank();
+    down.tag = tag - ReduceFlow::tags_needed(settings.tree.send_window);
+    down.data = result;
+    down.segment_bytes = plan.segment_bytes;
+    down.unit = op.unit_bytes;
+    down.recv_window = settings.tree.recv_window;
+    down.send_window = settings.tree.send_window;
+    down.supplied = true;
+    auto &bcast = schedule->add_flow<BcastFlow>(down, tree, comm.pool());
+    if (comm.rank() == root) reduce.feed(&bcast);
+    count(Counter::allreduce_calls, 1);
+    schedule->start();
+    return 0;
+}
+
+}  // namespace adapt2

@@ -1,0 +1,235 @@
+#include "reduce_flow.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bcast_flow.h"
+#include "counters.h"
+#include "schedule.h"
+
+namespace adapt2 {
+
+int ReduceFlow::tags_needed(int send_window) { return BcastFlow::tags_needed(send_window); }
+
+ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
+                       std::shared_ptr<const Tree> tree, BufferPool &pool)
+    : Flow(schedule, id),
+      own_(args.in_place ? args.result : args.own),
+      result_(args.result),
+      in_place_(args.in_place),
+      op_(args.op),
+      tag_(args.tag),
+      send_window_(tags_needed(args.send_window)),
+      fixed_order_(args.fixed_order),
+      tree_(std::move(tree)),
+      children_(tree_->children(args.rank)),
+      parent_(tree_->parent(args.rank)),
+      segments_(args.own.bytes, args.segment_bytes, args.op.unit_bytes),
+      pool_(pool) {
+    // Operands in rank order; own data is operand children().
+    for (int c = 0; c < children(); ++c) order_.push_back(c);
+    order_.push_back(own_index());
+    auto rank_of = [&](int operand) { return operand == own_index() ? args.rank : children_[operand]; };
+    std::sort(order_.begin(), order_.end(), [&](int a, int b) { return rank_of(a) < rank_of(b); });
+    plan_slots(args.recv_window);
+}
+
+// Slots: as many segments in progress as the receive window asks for and the
+// pool allows, at least one.
+void ReduceFlow::plan_slots(int window) {
+    const int nseg = segments_.count();
+    if (nseg == 0) return;
+    const bool needs_own_buffer = children() > 0 || !own_.contiguous();
+    buffers_per_slot_ = children() + (needs_own_buffer ? 1 : 0);
+    int want = std::clamp(window, 1, std::min(nseg, CompletionWindow::kMax));
+    int nslots = want;
+    if (buffers_per_slot_ > 0) {
+        borrowed_ = pool_.borrow(segments_.max_bytes(), want * buffers_per_slot_, buffers_per_slot_);
+        nslots = static_cast<int>(borrowed_.size()) / buffers_per_slot_;
+        std::vector<char *> extra(borrowed_.begin() + nslots * buffers_per_slot_, borrowed_.end());
+        pool_.give_back(segments_.max_bytes(), extra);
+        borrowed_.resize(nslots * buffers_per_slot_);
+    }
+    slots_.resize(nslots);
+    reduced_.assign(nslots, 0);
+    for (int i = 0; i < nslots; ++i) {
+        auto first = borrowed_.begin() + i * buffers_per_slot_;
+        slots_[i].bufs.assign(first, first + buffers_per_slot_);
+    }
+}
+
+int ReduceFlow::max_ops() const {
+    return static_cast<int>(slots_.size()) * children() + (is_root() ? 0 : send_window_);
+}
+
+void ReduceFlow::start() {
+    const int nseg = segments_.count();
+    while (!schedule_.failed() && next_start_ < nseg &&
+           next_start_ < released_.prefix() + static_cast<int>(slots_.size())) {
+        start_segment(next_start_++);
+    }
+}
+
+void ReduceFlow::start_segment(int s) {
+    Slot &slot = slot_of(s);
+    const size_t off = segments_.offset(s), len = segments_.bytes(s);
+    slot.segment = s;
+    slot.acc = nullptr;
+    slot.ready.assign(children() + 1, 0);
+    slot.folded.assign(children() + 1, 0);
+    slot.folds = 0;
+    slot.next_fixed = children();
+    reduced_[s % slots_.size()] = 0;
+    if (own_.contiguous()) {
+        slot.own = own_.at(off);
+    } else {
+        int rc = own_.pack(off, len, slot.bufs[own_index()]);
+        if (rc != 0) schedule_.set_error(rc);
+        slot.own = slot.bufs[own_index()];
+    }
+    slot.ready[own_index()] = 1;
+    // In place, a commutative root already holds its own data where the
+    // result goes: start from there.
+    if (is_root() && in_place_ && !fixed_order_ && result_.contiguous()) {
+        slot.acc = result_.at(off);
+        slot.folded[own_index()] = 1;
+        slot.folds = 1;
+    }
+    for (int c = 0; c < children() && !schedule_.failed(); ++c) {
+        schedule_.post_recv(slot.bufs[c], children_[c], segment_tag(tag_, send_window_, s),
+                            schedule_.take_op(id_, Op::kRecv, s, c, len));
+    }
+    fold_ready(slot);
+}
+
+void ReduceFlow::on_complete(Op &op) {
+    const Op::Kind kind = op.kind;
+    const int s = op.segment, child = op.peer_index;
+    schedule_.return_op(&op);
+    if (kind == Op::kRecv) {
+        Slot &slot = slot_of(s);
+        slot.ready[child] = 1;
+        fold_ready(slot);
+    } else {
+        sent_.mark_done(s);
+        release(s);
+        post_sends();
+    }
+}
+
+// Folds whatever the combine order allows now.
+void ReduceFlow::fold_ready(Slot &slot) {
+    if (schedule_.failed()) return;
+    if (fixed_order_) {
+        while (slot.next_fixed >= 0 && slot.ready[order_[slot.next_fixed]]) {
+            fold(slot, order_[slot.next_fixed--]);
+        }
+    } else {
+        // Own data waits for the first child, whose buffer then becomes the
+        // accumulator: no copy. A leaf has only its own data.
+        for (int x = 0; x < children(); ++x) {
+            if (slot.ready[x] && !slot.folded[x]) fold(slot, x);
+        }
+        bool own_may_start = children() == 0 || adoptable(slot, own_index()) || copies_to_result();
+        if (!slot.folded[own_index()] && (slot.acc || own_may_start)) fold(slot, own_index());
+    }
+    if (slot.folds == children() + 1) segment_reduced(slot);
+}
+
+const char *ReduceFlow::operand_data(const Slot &slot, int operand) const {
+    return operand == own_index() ? slot.own : slot.bufs[operand];
+}
+
+// Whether an operand's memory may become the accumulator: staging buffers
+// may; so may the root's result buffer holding its own data in place; user
+// send buffers may not.
+bool ReduceFlow::adoptable(const Slot &slot, int operand) const {
+    if (operand != own_index()) return true;
+    if (!own_.contiguous()) return true;  // packed into the slot's buffer
+    return is_root() && in_place_;        // the result buffer itself
+}
+
+// The root copies its first operand straight into a contiguous result
+// buffer: it is the destination anyway.
+bool ReduceFlow::copies_to_result() const { return is_root() && !in_place_ && result_.contiguous(); }
+
+// Where the first operand is copied when it cannot be adopted.
+char *ReduceFlow::copy_target(Slot &slot) {
+    if (copies_to_result()) return result_.at(segments_.offset(slot.segment));
+    return slot.bufs[own_index()];
+}
+
+void ReduceFlow::fold(Slot &slot, int operand) {
+    const char *src = operand_data(slot, operand);
+    const size_t len = segments_.bytes(slot.segment);
+    slot.folded[operand] = 1;
+    ++slot.folds;
+    if (children() == 0) {  // a leaf sends its own data as it is
+        slot.acc = const_cast<char *>(src);
+        return;
+    }
+    if (!slot.acc) {
+        if (!copies_to_result() && adoptable(slot, operand)) {
+            slot.acc = const_cast<char *>(src);
+        } else {
+            slot.acc = copy_target(slot);
+            std::memcpy(slot.acc, src, len);
+        }
+        return;
+    }
+    int rc = op_.combine(op_.ctx, src, slot.acc, units(slot.segment));
+    if (rc != 0) schedule_.set_error(rc);
+}
+
+void ReduceFlow::segment_reduced(Slot &slot) {
+    if (is_root()) {
+        deliver(slot);
+        release(slot.segment);
+        return;
+    }
+    reduced_[slot.segment % slots_.size()] = 1;
+    post_sends();
+}
+
+// Root: the segment's result goes to the user's buffer (and on to a
+// broadcast, in an allreduce).
+void ReduceFlow::deliver(Slot &slot) {
+    const int s = slot.segment;
+    const size_t off = segments_.offset(s), len = segments_.bytes(s);
+    if (result_.contiguous()) {
+        if (slot.acc != result_.at(off)) std::memcpy(result_.at(off), slot.acc, len);
+    } else {
+        int rc = result_.unpack(off, len, slot.acc);
+        if (rc != 0) schedule_.set_error(rc);
+    }
+    if (feed_) feed_->supply(s);
+}
+
+// Sends reduced segments to the parent, in order, within the send window.
+void ReduceFlow::post_sends() {
+    const int nseg = segments_.count();
+    while (!schedule_.failed() && next_send_ < nseg && next_send_ < sent_.prefix() + send_window_) {
+        const int s = next_send_;
+        Slot &slot = slot_of(s);
+        if (slot.segment != s || !reduced_[s % slots_.size()]) break;
+        ++next_send_;
+        schedule_.post_send(slot.acc, parent_, segment_tag(tag_, send_window_, s),
+                            schedule_.take_op(id_, Op::kSend, s, 0, segments_.bytes(s)));
+    }
+}
+
+// Segment s is finished here: its slot can take the next segment.
+void ReduceFlow::release(int s) {
+    released_.mark_done(s);
+    start();
+}
+
+void ReduceFlow::finish() {
+    if (!borrowed_.empty()) pool_.give_back(segments_.max_bytes(), borrowed_);
+    if (!is_root() && !schedule_.failed()) {
+        count(Counter::segments_sent, static_cast<uint64_t>(segments_.count()));
+        count(Counter::bytes_sent, segments_.total());
+    }
+}
+
+}  // namespace adapt2

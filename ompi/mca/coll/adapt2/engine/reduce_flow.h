@@ -1,0 +1,117 @@
+// Segmented, event-driven reduction up a tree.
+//
+// A rank combines segment s the moment its own data and its children's
+// contributions for s are there, and sends the result to its parent at once;
+// the root's result lands in the user's buffer. Each segment in progress owns
+// a slot: one receive buffer per child and one for its own packed data or the
+// accumulator. Slots are reused in segment order and their number is bounded
+// by the staging pool's cap (at least one slot, so a call always completes).
+//
+// Combine order: with a commutative op, whatever arrives is folded in at once
+// (the first child's buffer becomes the accumulator, no copy). With a
+// non-commutative op, or when reproducibility is asked for, operands are
+// folded in a fixed order: by rank, right to left (acc = x_k op acc), which
+// over an in-order tree gives the left-to-right serial result.
+#ifndef ADAPT2_ENGINE_REDUCE_FLOW_H
+#define ADAPT2_ENGINE_REDUCE_FLOW_H
+
+#include <memory>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "completion_window.h"
+#include "flow.h"
+#include "segments.h"
+#include "tree.h"
+#include "user_data.h"
+
+namespace adapt2 {
+
+class BcastFlow;
+
+struct ReduceArgs {
+    int rank = 0;
+    int tag = 0;                 // first of tags_needed(send_window) tags, counting down
+    adapt2_buffer_t own{};       // this rank's contribution
+    adapt2_buffer_t result{};    // root: where the result goes
+    bool in_place = false;       // root: own data is in `result`
+    adapt2_reduction_t op{};
+    size_t segment_bytes = 0;
+    int recv_window = 4;         // segments in progress (slots)
+    int send_window = 2;
+    bool fixed_order = false;    // non-commutative op or reproducible mode
+};
+
+class ReduceFlow final : public Flow {
+public:
+    static int tags_needed(int send_window);
+
+    ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args, std::shared_ptr<const Tree> tree,
+               BufferPool &pool);
+
+    // Root: hand each finished segment to a broadcast (allreduce).
+    void feed(BcastFlow *bcast) { feed_ = bcast; }
+
+    int max_ops() const override;
+    void start() override;
+    void on_complete(Op &op) override;
+    bool has_pending_work() const override { return released_.prefix() < segments_.count(); }
+    void finish() override;
+
+private:
+    struct Slot {
+        int segment = -1;
+        char *acc = nullptr;         // the partial result so far; null before the first fold
+        std::vector<uint8_t> ready;  // per operand: its data is here
+        std::vector<uint8_t> folded; // per operand: combined into acc
+        int folds = 0;
+        int next_fixed = 0;          // fixed order: position in order_ of the next fold
+        const char *own = nullptr;   // where this segment of own data is
+        std::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
+    };
+
+    bool is_root() const { return parent_ < 0; }
+    int children() const { return children_.size(); }
+    int own_index() const { return children(); }
+    Slot &slot_of(int segment) { return slots_[segment % slots_.size()]; }
+    size_t units(int segment) const { return segments_.bytes(segment) / op_.unit_bytes; }
+
+    void plan_slots(int window);
+    void start_segment(int segment);
+    void fold_ready(Slot &slot);
+    void fold(Slot &slot, int operand);
+    const char *operand_data(const Slot &slot, int operand) const;
+    bool adoptable(const Slot &slot, int operand) const;
+    bool copies_to_result() const;
+    char *copy_target(Slot &slot);
+    void segment_reduced(Slot &slot);
+    void deliver(Slot &slot);
+    void post_sends();
+    void release(int segment);
+
+    UserData own_, result_;
+    bool in_place_;
+    adapt2_reduction_t op_;
+    int tag_;
+    int send_window_;
+    bool fixed_order_;
+    std::shared_ptr<const Tree> tree_;
+    RankSpan children_;
+    int parent_;
+    Segments segments_;
+    BufferPool &pool_;
+    BcastFlow *feed_ = nullptr;
+    std::vector<int> order_;          // operands sorted by rank (own = children())
+    std::vector<Slot> slots_;
+    std::vector<char *> borrowed_;    // every staging buffer, given back at the end
+    int buffers_per_slot_ = 0;
+    int next_start_ = 0;              // next segment to start
+    int next_send_ = 0;               // non-root: next segment to send up
+    std::vector<uint8_t> reduced_;    // per slot: its segment is fully combined
+    CompletionWindow sent_;           // non-root: sends to the parent completed
+    CompletionWindow released_;       // segments whose slot is free again
+};
+
+}  // namespace adapt2
+
+#endif
