@@ -1,35 +1,52 @@
 /*
- * adapt2_bench: an OSU-style latency benchmark for MPI collectives.
+ * adapt2_bench: an OSU-style latency benchmark for MPI collectives
+ * (bcast, ibcast, reduce, ireduce, allreduce, iallreduce).
  *
  * Plain MPI only (no adapt2 headers): the component under test is chosen at
  * run time with mpirun's --mca flags (see perf/compare.py).
  *
  * Methodology (OSU micro-benchmarks): per iteration, time only the
  * collective (MPI_Wtime around it; for non-blocking collectives post + wait),
- * then an untimed MPI_Barrier.  Per size we report
+ * then an untimed MPI_Barrier.  Each collective has SOURCES (the ranks whose
+ * data goes in: the root of a broadcast, every rank of a reduction) and
+ * RECEIVERS (the ranks that hold the result: every rank of a broadcast or an
+ * allreduce, the root of a reduce).  Per size we report
  *   avg_us / min_us / max_us   the per-rank average over iterations, then
  *                              averaged / min / max over ranks (OSU columns);
  *   last_us                    the mean over iterations of the per-iteration
- *                              maximum over ranks (elementwise MPI_MAX of the
- *                              per-iteration times): how long until the LAST
- *                              rank holds the data;
+ *                              maximum over the RECEIVERS of the time in the
+ *                              call (elementwise MPI_MAX of the per-iteration
+ *                              times): how long until the LAST receiver holds
+ *                              the result (bcast, allreduce: the last rank;
+ *                              reduce: the root);
  *   last_median_us             the median over iterations of those maxima
  *                              (robust to scheduler noise on oversubscribed
  *                              nodes);
  *   span_us / span_median_us   mean / median over iterations of (the latest
- *                              return from the collective on any rank) minus
- *                              (the root's call): the end-to-end time until
- *                              the last rank holds the data, including ranks
- *                              that enter late.  Needs one clock for all
- *                              ranks: CLOCK_MONOTONIC, so only when all ranks
- *                              share a node ("nan" otherwise).
+ *                              return on any receiver) minus (the earliest
+ *                              call on any source): the end-to-end time from
+ *                              the first data offered until the last result
+ *                              (bcast: the root's call to the latest return),
+ *                              including ranks that enter late.  Needs one
+ *                              clock for all ranks: CLOCK_MONOTONIC, so only
+ *                              when all ranks share a node ("nan" otherwise).
  * "last" is a max of per-rank durations: a rank that enters the broadcast
  * after its data has arrived (eager messages) shows a short time, so at small
  * sizes "last" can be far below the end-to-end span.
  *
- * Collectives are described by a table (coll_table): adding reduce or
- * allreduce means writing one run function (and a prepare/check pair for
- * validation) and one table entry.
+ * Validation (-c), untimed, every iteration:
+ *   broadcasts: the root fills a pattern of (size, iteration, element), the
+ *     other ranks poison their buffer first; every rank checks every element.
+ *   reductions: every rank fills its send buffer with integers that depend on
+ *     (rank, element, size, iteration) and are chosen so that the result is
+ *     EXACT in the datatype, for every order of evaluation (see
+ *     reduction_value); the receivers poison their receive buffer first and
+ *     check every element against the serially computed result, and every
+ *     rank checks that its send buffer is unchanged.
+ *
+ * Collectives are described by a table (coll_table): adding one means writing
+ * one run function (and a prepare/check pair for validation) and one table
+ * entry.
  */
 #include <mpi.h>
 
@@ -51,9 +68,10 @@
 #define DEFAULT_WARMUP_L  10
 #define DEFAULT_MIN_SIZE  1
 #define DEFAULT_MAX_SIZE  (1UL << 20)
+#define MAX_ACTIVE        8         /* reductions: contributing ranks per element */
 
 /* ------------------------------------------------------------------------ */
-/* datatypes and the validation pattern                                      */
+/* datatypes and the broadcast validation pattern                            */
 
 /* Value of element j for (size, iteration), reduced modulo `mod` so that it
  * is exactly representable in every datatype we support. */
@@ -68,7 +86,9 @@ static inline uint64_t pattern_value(size_t j, size_t size, int iter, uint64_t m
 /* fill: buf[j] = pattern (+ poison) mod m;  check: first j with buf[j] !=
  * pattern, or -1.  `poison` = 1 gives a value that differs from the
  * expected one at every element (used for receive buffers before the
- * collective, so stale data cannot pass the check). */
+ * collective, so stale data cannot pass the check).
+ * store / load: element j as an exact integer (reductions); every value we
+ * store is exactly representable in a double. */
 #define DEFINE_TYPE_FUNCS(NAME, CTYPE, MOD, FMT, CAST)                          \
     static void fill_##NAME(void *b, size_t n, size_t size, int iter, int poison) \
     {                                                                          \
@@ -89,7 +109,9 @@ static inline uint64_t pattern_value(size_t j, size_t size, int iter, uint64_t m
             }                                                                  \
         }                                                                      \
         return -1;                                                             \
-    }
+    }                                                                          \
+    static void store_##NAME(void *b, size_t j, int64_t v) { ((CTYPE *)b)[j] = (CTYPE)v; } \
+    static double load_##NAME(const void *b, size_t j) { return (double)((const CTYPE *)b)[j]; }
 
 DEFINE_TYPE_FUNCS(char, char, 127u, "%d", int)                      /* 0..126 */
 DEFINE_TYPE_FUNCS(int, int, 2147483647u, "%d", int)                 /* 0..2^31-2 */
@@ -102,37 +124,181 @@ typedef struct {
     size_t size;
     void (*fill)(void *, size_t, size_t, int, int);
     long (*check)(const void *, size_t, size_t, int, char *, size_t);
+    void (*store)(void *, size_t, int64_t);
+    double (*load)(const void *, size_t);
+    /* Reductions: every partial result stays within [-limit, limit], where
+     * all integers are exact (char: 127, also below op/avx's saturation);
+     * 2^log2_limit <= limit bounds products. */
+    int64_t limit;
+    int log2_limit;
 } type_desc_t;
 
+/* MPI_CHAR in reductions: not a "C integer" type of the MPI standard, but
+ * Open MPI reduces it as a signed 8-bit integer, and OSU uses it too. */
 static MPI_Datatype t_char(void) { return MPI_CHAR; }
 static MPI_Datatype t_int(void) { return MPI_INT; }
 static MPI_Datatype t_float(void) { return MPI_FLOAT; }
 static MPI_Datatype t_double(void) { return MPI_DOUBLE; }
 
+#define TYPE_FUNCS(NAME) fill_##NAME, check_##NAME, store_##NAME, load_##NAME
 static const type_desc_t type_table[] = {
-    {"char", t_char, sizeof(char), fill_char, check_char},
-    {"int", t_int, sizeof(int), fill_int, check_int},
-    {"float", t_float, sizeof(float), fill_float, check_float},
-    {"double", t_double, sizeof(double), fill_double, check_double},
+    {"char", t_char, sizeof(char), TYPE_FUNCS(char), 127, 6},
+    {"int", t_int, sizeof(int), TYPE_FUNCS(int), INT_MAX, 30},
+    {"float", t_float, sizeof(float), TYPE_FUNCS(float), INT64_C(1) << 24, 24},
+    {"double", t_double, sizeof(double), TYPE_FUNCS(double), INT64_C(1) << 53, 53},
 };
 #define NTYPES (sizeof(type_table) / sizeof(type_table[0]))
 
+static const type_desc_t *find_type(const char *name)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (!strcmp(name, type_table[i].name)) return &type_table[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* reduction ops and the reduction validation values                         */
+
+typedef enum { OP_SUM, OP_MAX, OP_MIN, OP_PROD } op_kind_t;
+
+typedef struct {
+    const char *name;
+    op_kind_t kind;
+    MPI_Op (*mpi_op)(void);
+} op_desc_t;
+
+static MPI_Op o_sum(void) { return MPI_SUM; }
+static MPI_Op o_max(void) { return MPI_MAX; }
+static MPI_Op o_min(void) { return MPI_MIN; }
+static MPI_Op o_prod(void) { return MPI_PROD; }
+
+static const op_desc_t op_table[] = {
+    {"sum", OP_SUM, o_sum},
+    {"max", OP_MAX, o_max},
+    {"min", OP_MIN, o_min},
+    {"prod", OP_PROD, o_prod},
+};
+#define NOPS (sizeof(op_table) / sizeof(op_table[0]))
+
+static uint64_t mix64(uint64_t x) /* splitmix64 finalizer */
+{
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* What the reduction of (type, op, np) looks like.  For element j only
+ * `active` consecutive ranks (cyclically from a first rank that depends on
+ * (j, size, iteration), so every rank is active for many elements)
+ * contribute a value other than the op's identity, each in
+ * [-range, range]:
+ *   sum   range = limit / active: every partial sum, in any order, is an
+ *         integer of magnitude <= limit (char: never beyond 127, so op/avx's
+ *         saturating 8-bit sums give the same result);
+ *   prod  values -2, -1, 1, 2 and active <= log2_limit: partial products
+ *         are +-2^k, k <= active;
+ *   max, min  any integer of magnitude <= limit; the identity of the
+ *         inactive ranks is -limit (max) / +limit (min).
+ * All of these are exact in every type, so the result is exact too. */
+typedef struct {
+    op_kind_t op;
+    int np, active;
+    int64_t range, identity;
+} red_plan_t;
+
+static red_plan_t make_plan(const type_desc_t *t, const op_desc_t *op, int np)
+{
+    red_plan_t p;
+    p.op = op->kind;
+    p.np = np;
+    p.active = np < MAX_ACTIVE ? np : MAX_ACTIVE;
+    switch (op->kind) {
+    case OP_SUM: p.identity = 0; p.range = t->limit / p.active; break;
+    case OP_PROD:
+        if (p.active > t->log2_limit) p.active = t->log2_limit;
+        p.identity = 1; p.range = 2; break;
+    case OP_MAX: p.identity = -t->limit; p.range = t->limit; break;
+    default:     p.identity = t->limit; p.range = t->limit; break;
+    }
+    return p;
+}
+
+static inline uint64_t elem_seed(size_t j, size_t size, int iter)
+{
+    return mix64((uint64_t)j * UINT64_C(0x100000001b3) ^ (uint64_t)size * 40503u ^
+                 ((uint64_t)(int64_t)iter << 40));
+}
+
+/* First active rank of element j. */
+static inline int first_active(const red_plan_t *p, uint64_t seed)
+{
+    return (int)(mix64(seed ^ UINT64_C(0x5bd1e995)) % (uint64_t)p->np);
+}
+
+/* The value rank r contributes to element j (seed = elem_seed(j, ...)). */
+static inline int64_t reduction_value(const red_plan_t *p, uint64_t seed, int first, int r)
+{
+    int k = (r - first + p->np) % p->np;
+    if (k >= p->active) return p->identity;
+    uint64_t h = mix64(seed + (uint64_t)r * UINT64_C(0x9e3779b97f4a7c15));
+    if (p->op == OP_PROD) {
+        static const int64_t v[4] = {-2, -1, 1, 2};
+        return v[h & 3];
+    }
+    return (int64_t)(h % (uint64_t)(2 * p->range + 1)) - p->range;
+}
+
+static inline int64_t combine(op_kind_t op, int64_t a, int64_t b)
+{
+    switch (op) {
+    case OP_SUM: return a + b;
+    case OP_PROD: return a * b;
+    case OP_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+/* The serially computed result for element j. */
+static int64_t reduction_expected(const red_plan_t *p, uint64_t seed)
+{
+    int first = first_active(p, seed);
+    int64_t acc = p->identity;
+    for (int k = 0; k < p->active; k++)
+        acc = combine(p->op, acc, reduction_value(p, seed, first, (first + k) % p->np));
+    return acc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* collectives                                                               */
+
+/* Who holds the data before the collective and who gets the result. */
+typedef enum {
+    ROOT_SENDS,    /* bcast: source the root, receivers all ranks */
+    ROOT_RECEIVES, /* reduce: sources all ranks, receiver the root */
+    NO_ROOT        /* allreduce: sources and receivers all ranks */
+} flow_t;
 
 typedef struct {
     MPI_Comm comm;
     int rank, nprocs, root;
     const type_desc_t *type;
     MPI_Datatype dtype;
+    const op_desc_t *op;   /* reductions */
+    MPI_Op mpi_op;
+    red_plan_t plan;       /* reductions, validation */
     void *sbuf;  /* send / in-place buffer (bcast: the buffer) */
     void *rbuf;  /* receive buffer (unused by bcast) */
+    void *ebuf;  /* validation of reductions: the expected result */
 } bench_ctx_t;
 
 typedef struct coll_desc {
     const char *name;
     const char *help;
     int blocking;    /* informational: 0 = post + MPI_Wait timed together */
+    flow_t flow;
+    int reduction;   /* takes -o */
+    const char *default_type;
     /* One collective on `count` elements (timed). */
     int (*run)(bench_ctx_t *c, size_t count);
     /* Validation, untimed: set the buffers up for (size, iter) ... */
@@ -142,6 +308,22 @@ typedef struct coll_desc {
                   char *what, size_t what_len);
 } coll_desc_t;
 
+static int is_source(const coll_desc_t *d, const bench_ctx_t *c)
+{
+    return d->flow != ROOT_SENDS || c->rank == c->root;
+}
+
+static int is_receiver(const coll_desc_t *d, const bench_ctx_t *c)
+{
+    return d->flow != ROOT_RECEIVES || c->rank == c->root;
+}
+
+static int wait_for(int rc, MPI_Request *req)
+{
+    if (MPI_SUCCESS != rc) return rc;
+    return MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
 static int run_bcast(bench_ctx_t *c, size_t count)
 {
     return MPI_Bcast(c->sbuf, (int)count, c->dtype, c->root, c->comm);
@@ -150,9 +332,31 @@ static int run_bcast(bench_ctx_t *c, size_t count)
 static int run_ibcast(bench_ctx_t *c, size_t count)
 {
     MPI_Request req;
-    int rc = MPI_Ibcast(c->sbuf, (int)count, c->dtype, c->root, c->comm, &req);
-    if (MPI_SUCCESS != rc) return rc;
-    return MPI_Wait(&req, MPI_STATUS_IGNORE);
+    return wait_for(MPI_Ibcast(c->sbuf, (int)count, c->dtype, c->root, c->comm, &req), &req);
+}
+
+static int run_reduce(bench_ctx_t *c, size_t count)
+{
+    return MPI_Reduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op, c->root, c->comm);
+}
+
+static int run_ireduce(bench_ctx_t *c, size_t count)
+{
+    MPI_Request req;
+    return wait_for(MPI_Ireduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op, c->root,
+                                c->comm, &req), &req);
+}
+
+static int run_allreduce(bench_ctx_t *c, size_t count)
+{
+    return MPI_Allreduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op, c->comm);
+}
+
+static int run_iallreduce(bench_ctx_t *c, size_t count)
+{
+    MPI_Request req;
+    return wait_for(MPI_Iallreduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op,
+                                   c->comm, &req), &req);
 }
 
 static void prepare_bcast(bench_ctx_t *c, size_t count, size_t size, int iter)
@@ -166,12 +370,61 @@ static long check_bcast(bench_ctx_t *c, size_t count, size_t size, int iter,
     return c->type->check(c->sbuf, count, size, iter, what, what_len);
 }
 
-/* To add reduce/allreduce: run_reduce (MPI_Reduce sbuf -> rbuf), a prepare
- * filling sbuf with a per-rank pattern, a check comparing rbuf on the root
- * with the reduction of the patterns, and an entry here. */
+/* Every rank: its contributions into sbuf.  Receivers: the expected result
+ * into ebuf, and into rbuf a value that differs from it at every element. */
+static void prepare_reduction(bench_ctx_t *c, size_t count, size_t size, int iter)
+{
+    const type_desc_t *t = c->type;
+    int receiver = c->root < 0 || c->rank == c->root;
+    for (size_t j = 0; j < count; j++) {
+        uint64_t seed = elem_seed(j, size, iter);
+        t->store(c->sbuf, j, reduction_value(&c->plan, seed, first_active(&c->plan, seed),
+                                             c->rank));
+        if (receiver) {
+            int64_t e = reduction_expected(&c->plan, seed);
+            t->store(c->ebuf, j, e);
+            t->store(c->rbuf, j, e == t->limit ? e - 1 : e + 1);
+        }
+    }
+}
+
+/* Every rank: sbuf unchanged.  Receivers: rbuf == ebuf. */
+static long check_reduction(bench_ctx_t *c, size_t count, size_t size, int iter,
+                            char *what, size_t what_len)
+{
+    const type_desc_t *t = c->type;
+    int receiver = c->root < 0 || c->rank == c->root;
+    for (size_t j = 0; j < count; j++) {
+        if (receiver && t->load(c->rbuf, j) != t->load(c->ebuf, j)) {
+            snprintf(what, what_len, "result: expected %.17g, got %.17g",
+                     t->load(c->ebuf, j), t->load(c->rbuf, j));
+            return (long)j;
+        }
+    }
+    for (size_t j = 0; j < count; j++) {
+        uint64_t seed = elem_seed(j, size, iter);
+        double mine = (double)reduction_value(&c->plan, seed, first_active(&c->plan, seed),
+                                              c->rank);
+        if (t->load(c->sbuf, j) != mine) {
+            snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g",
+                     mine, t->load(c->sbuf, j));
+            return (long)j;
+        }
+    }
+    return -1;
+}
+
+#define BCAST_ENTRY(NAME, HELP, BLOCKING, RUN) \
+    {NAME, HELP, BLOCKING, ROOT_SENDS, 0, "char", RUN, prepare_bcast, check_bcast}
+#define REDUCTION_ENTRY(NAME, HELP, BLOCKING, FLOW, RUN) \
+    {NAME, HELP, BLOCKING, FLOW, 1, "float", RUN, prepare_reduction, check_reduction}
 static const coll_desc_t coll_table[] = {
-    {"bcast", "MPI_Bcast", 1, run_bcast, prepare_bcast, check_bcast},
-    {"ibcast", "MPI_Ibcast + MPI_Wait", 0, run_ibcast, prepare_bcast, check_bcast},
+    BCAST_ENTRY("bcast", "MPI_Bcast", 1, run_bcast),
+    BCAST_ENTRY("ibcast", "MPI_Ibcast + MPI_Wait", 0, run_ibcast),
+    REDUCTION_ENTRY("reduce", "MPI_Reduce", 1, ROOT_RECEIVES, run_reduce),
+    REDUCTION_ENTRY("ireduce", "MPI_Ireduce + MPI_Wait", 0, ROOT_RECEIVES, run_ireduce),
+    REDUCTION_ENTRY("allreduce", "MPI_Allreduce", 1, NO_ROOT, run_allreduce),
+    REDUCTION_ENTRY("iallreduce", "MPI_Iallreduce + MPI_Wait", 0, NO_ROOT, run_iallreduce),
 };
 #define NCOLLS (sizeof(coll_table) / sizeof(coll_table[0]))
 
@@ -180,13 +433,14 @@ static const coll_desc_t coll_table[] = {
 
 typedef struct {
     const coll_desc_t *coll;
-    const type_desc_t *type;
+    const type_desc_t *type;   /* NULL until -T or the collective's default */
+    const op_desc_t *op;       /* NULL: no -o given */
     size_t min_size, max_size;
     int iters_small, iters_large;   /* -i N or -i SMALL:LARGE */
     int warmup_small, warmup_large; /* -x N or -x SMALL:LARGE */
     int full;
     int validate;
-    int root;
+    int root, root_given;
     int help;
 } options_t;
 
@@ -199,23 +453,36 @@ static void usage(FILE *f, const char *prog)
     for (size_t i = 0; i < NCOLLS; i++)
         fprintf(f, " %s%s", coll_table[i].name, i ? "" : " (default)");
     fprintf(f, "\n"
+        "                 (the i* ones: post + MPI_Wait, timed together)\n"
         "  -m [MIN:]MAX   message sizes in bytes, powers of two from MIN to MAX\n"
         "                 (K, M, G suffixes allowed; default %d:%lu)\n"
         "  -i N|S:L       timed iterations (default %d up to %d bytes, %d above;\n"
         "                 N sets both, S:L sets small and large separately)\n"
         "  -x N|S:L       warm-up iterations (default %d up to %d bytes, %d above)\n"
-        "  -T TYPE        datatype: char (default), int, float, double; a size is\n"
-        "                 skipped if smaller than one element, count = size/extent\n"
-        "  -r ROOT        root rank (default 0)\n"
-        "  -c             validate: the root fills a pattern that depends on size and\n"
-        "                 iteration, every rank checks every element after every\n"
-        "                 iteration (untimed); exit status 1 on the first mismatch\n"
+        "  -T TYPE        datatype: char, int, float, double; the default depends on\n"
+        "                 the collective, as in OSU: char for bcast/ibcast, float for\n"
+        "                 the reductions; a size is skipped if smaller than one\n"
+        "                 element, count = size/extent\n"
+        "  -o OP          reduction op (reductions only): sum (default, as OSU), max,\n"
+        "                 min, prod\n"
+        "  -r ROOT        root rank of bcast/ibcast/reduce/ireduce (default 0; the\n"
+        "                 result of a reduce is only at the root)\n"
+        "  -c             validate (untimed, after every iteration; exit status 1 on\n"
+        "                 the first mismatch): bcast: the root fills a pattern that\n"
+        "                 depends on size and iteration, every rank checks every\n"
+        "                 element; reductions: every rank contributes integers that\n"
+        "                 depend on rank, element and iteration and keep the result\n"
+        "                 exact in the datatype in any order of evaluation; the root\n"
+        "                 (reduce) or every rank (allreduce) checks every element\n"
+        "                 against the serially computed result, and every rank checks\n"
+        "                 that its send buffer is unchanged\n"
         "  -f             full statistics: extra columns last_min_us last_p90_us\n"
         "  -h             this help\n"
         "Note: as in OSU, -c is validation; the collective is chosen with -k.\n"
         "Output: '#' comment lines (the one starting '# size ' names the columns),\n"
         "then one line per size: size avg_us min_us max_us last_us last_median_us\n"
         "iters span_us span_median_us [last_min_us last_p90_us] (microseconds;\n"
+        "last: until the last rank holding the result has it (reduce: the root);\n"
         "see the comment at the top of the source for their meaning).\n",
         DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE,
         DEFAULT_ITERS, SMALL_MSG_LIMIT, DEFAULT_ITERS_L,
@@ -275,14 +542,58 @@ static int parse_pair(const char *s, int min, int *small, int *large)
     return parse_int(buf, min, small) && parse_int(colon + 1, min, large);
 }
 
+/* -m [MIN:]MAX.  Returns NULL or an error message (in msg). */
+static const char *parse_sizes(const char *arg, options_t *o, char *msg, size_t len)
+{
+    const char *colon = strchr(arg, ':');
+    if (colon) {
+        char buf[64];
+        size_t n = (size_t)(colon - arg);
+        if (n >= sizeof(buf)) return "bad message size";
+        memcpy(buf, arg, n);
+        buf[n] = '\0';
+        if (!parse_size(buf, &o->min_size) || !parse_size(colon + 1, &o->max_size)) {
+            snprintf(msg, len, "bad message size range '%s'", arg);
+            return msg;
+        }
+    } else if (!parse_size(arg, &o->max_size)) {
+        snprintf(msg, len, "bad message size '%s'", arg);
+        return msg;
+    }
+    return NULL;
+}
+
+/* Cross-option checks after getopt.  Returns NULL or an error message. */
+static const char *finish_args(options_t *o, int nprocs, char *msg, size_t len)
+{
+    if (o->min_size < 1 || o->max_size < 1) return "message sizes must be at least 1 byte";
+    if (o->min_size > o->max_size) return "minimum message size is larger than the maximum";
+    if (o->max_size > (size_t)INT_MAX) return "maximum message size exceeds INT_MAX bytes";
+    if (o->root >= nprocs) {
+        snprintf(msg, len, "root %d is not a rank (np=%d)", o->root, nprocs);
+        return msg;
+    }
+    if (o->op && !o->coll->reduction) {
+        snprintf(msg, len, "-o applies to reductions only, not to %s", o->coll->name);
+        return msg;
+    }
+    if (o->root_given && o->coll->flow == NO_ROOT) {
+        snprintf(msg, len, "-r does not apply to %s (it has no root)", o->coll->name);
+        return msg;
+    }
+    if (!o->type) o->type = find_type(o->coll->default_type);
+    if (!o->op && o->coll->reduction) o->op = &op_table[0];
+    return NULL;
+}
+
 /* Returns NULL on success, or an error message. */
 static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
 {
     static char msg[256];
+    const char *err;
     int opt;
     memset(o, 0, sizeof(*o));
     o->coll = &coll_table[0];
-    o->type = &type_table[0];
     o->min_size = DEFAULT_MIN_SIZE;
     o->max_size = DEFAULT_MAX_SIZE;
     o->iters_small = DEFAULT_ITERS;
@@ -291,9 +602,9 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
     o->warmup_large = DEFAULT_WARMUP_L;
 
     opterr = 0; /* we print our own messages, on rank 0 only */
-    while ((opt = getopt(argc, argv, ":k:m:i:x:T:r:cfh")) != -1) {
+    while ((opt = getopt(argc, argv, ":k:m:i:x:T:o:r:cfh")) != -1) {
         switch (opt) {
-        case 'k': {
+        case 'k':
             o->coll = NULL;
             for (size_t i = 0; i < NCOLLS; i++)
                 if (!strcmp(optarg, coll_table[i].name)) o->coll = &coll_table[i];
@@ -302,25 +613,9 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
                 return msg;
             }
             break;
-        }
-        case 'm': {
-            const char *colon = strchr(optarg, ':');
-            if (colon) {
-                char buf[64];
-                size_t n = (size_t)(colon - optarg);
-                if (n >= sizeof(buf)) return "bad message size";
-                memcpy(buf, optarg, n);
-                buf[n] = '\0';
-                if (!parse_size(buf, &o->min_size) || !parse_size(colon + 1, &o->max_size)) {
-                    snprintf(msg, sizeof(msg), "bad message size range '%s'", optarg);
-                    return msg;
-                }
-            } else if (!parse_size(optarg, &o->max_size)) {
-                snprintf(msg, sizeof(msg), "bad message size '%s'", optarg);
-                return msg;
-            }
+        case 'm':
+            if ((err = parse_sizes(optarg, o, msg, sizeof(msg)))) return err;
             break;
-        }
         case 'i':
             if (!parse_pair(optarg, 1, &o->iters_small, &o->iters_large)) {
                 snprintf(msg, sizeof(msg), "bad iteration count '%s'", optarg);
@@ -333,21 +628,27 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
                 return msg;
             }
             break;
-        case 'T': {
-            o->type = NULL;
-            for (size_t i = 0; i < NTYPES; i++)
-                if (!strcmp(optarg, type_table[i].name)) o->type = &type_table[i];
-            if (!o->type) {
+        case 'T':
+            if (!(o->type = find_type(optarg))) {
                 snprintf(msg, sizeof(msg), "unknown datatype '%s'", optarg);
                 return msg;
             }
             break;
-        }
+        case 'o':
+            o->op = NULL;
+            for (size_t i = 0; i < NOPS; i++)
+                if (!strcmp(optarg, op_table[i].name)) o->op = &op_table[i];
+            if (!o->op) {
+                snprintf(msg, sizeof(msg), "unknown reduction op '%s'", optarg);
+                return msg;
+            }
+            break;
         case 'r':
             if (!parse_int(optarg, 0, &o->root)) {
                 snprintf(msg, sizeof(msg), "bad root '%s'", optarg);
                 return msg;
             }
+            o->root_given = 1;
             break;
         case 'c': o->validate = 1; break;
         case 'f': o->full = 1; break;
@@ -364,17 +665,11 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
         snprintf(msg, sizeof(msg), "unexpected argument '%s'", argv[optind]);
         return msg;
     }
-    if (o->min_size < 1 || o->max_size < 1) return "message sizes must be at least 1 byte";
-    if (o->min_size > o->max_size) return "minimum message size is larger than the maximum";
-    if (o->max_size > (size_t)INT_MAX) return "maximum message size exceeds INT_MAX bytes";
-    if (o->root >= nprocs) {
-        snprintf(msg, sizeof(msg), "root %d is not a rank (np=%d)", o->root, nprocs);
-        return msg;
-    }
-    return NULL;
+    return finish_args(o, nprocs, msg, sizeof(msg));
 }
 
 /* ------------------------------------------------------------------------ */
+/* measurement                                                               */
 
 /* A clock shared by all processes of a node (MPI_Wtime in Open MPI 4.1 is
  * relative to a per-process origin, so it cannot be compared across ranks). */
@@ -403,6 +698,179 @@ static double quantile_sorted(const double *v, int n, double q)
     return v[k];
 }
 
+/* Per-iteration records of one size (this rank's, then reduced on rank 0). */
+typedef struct {
+    double *times;   /* time in the call (MPI_Wtime) */
+    double *tlast;   /* receivers: time in the call, others -1 (MPI_MAX) */
+    double *t_start; /* sources: CLOCK_MONOTONIC at the call, others +huge (MPI_MIN) */
+    double *t_end;   /* receivers: CLOCK_MONOTONIC at the return, others -huge (MPI_MAX) */
+    double *r_last, *r_start, *r_end; /* reduced onto rank 0 */
+} records_t;
+
+static int records_alloc(records_t *r, int n)
+{
+    double **all[] = {&r->times, &r->tlast, &r->t_start, &r->t_end,
+                      &r->r_last, &r->r_start, &r->r_end};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        ok &= (*all[i] = malloc(sizeof(double) * (size_t)n)) != NULL;
+    return ok;
+}
+
+static void records_free(records_t *r)
+{
+    free(r->times); free(r->tlast); free(r->t_start); free(r->t_end);
+    free(r->r_last); free(r->r_start); free(r->r_end);
+}
+
+static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    char root[32] = "-";
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    for (int i = 0; i < len; i++)
+        if (lib[i] == '\n' || lib[i] == '\r') { lib[i] = '\0'; break; }
+    if (o->coll->flow != NO_ROOT) snprintf(root, sizeof(root), "%d", o->root);
+    printf("# adapt2_bench collective=%s np=%d root=%s type=%s op=%s validate=%d "
+           "sizes=%zu:%zu iters=%d:%d warmup=%d:%d small_limit=%d\n",
+           o->coll->name, c->nprocs, root, o->type->name, o->op ? o->op->name : "-",
+           o->validate, o->min_size, o->max_size, o->iters_small, o->iters_large,
+           o->warmup_small, o->warmup_large, SMALL_MSG_LIMIT);
+    printf("# library: %s\n", lib);
+    const char *recv = o->coll->flow == ROOT_RECEIVES ? "the root" : "all ranks";
+    const char *src = o->coll->flow == ROOT_SENDS ? "the root's call" : "the earliest call";
+    printf("# times in microseconds; avg/min/max: per-rank mean over iterations, "
+           "then mean/min/max over ranks; last: per-iteration max over the ranks that "
+           "receive the result (%s), mean (last_us) and median (last_median_us) over "
+           "iterations; span: latest return on a receiving rank minus %s, mean and median "
+           "over iterations%s\n", recv, src,
+           one_node ? "" : " (nan: ranks on several nodes, no common clock)");
+    printf("# %-10s %12s %12s %12s %12s %14s %8s %12s %14s", "size", "avg_us", "min_us",
+           "max_us", "last_us", "last_median_us", "iters", "span_us", "span_median_us");
+    if (o->full) printf(" %12s %12s", "last_min_us", "last_p90_us");
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Untimed: checks this iteration's result everywhere; 1 if any rank failed. */
+static int validate_iteration(const options_t *o, bench_ctx_t *c, size_t count,
+                              size_t size, int it, int warmup)
+{
+    char what[160] = "";
+    long bad = o->coll->check(c, count, size, it, what, sizeof(what));
+    if (bad >= 0) {
+        char op[16] = "", root[16] = "-";
+        if (o->op) snprintf(op, sizeof(op), " op %s", o->op->name);
+        if (c->root >= 0) snprintf(root, sizeof(root), "%d", c->root);
+        fprintf(stderr,
+                "VALIDATION FAILED: rank %d %s size %zu type %s%s root %s %s %d: "
+                "first bad element %ld: %s\n",
+                c->rank, o->coll->name, size, o->type->name, op, root,
+                it < 0 ? "warm-up iteration" : "iteration",
+                it < 0 ? it + warmup : it, bad, what);
+    }
+    int local = bad >= 0, any = 0;
+    MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, c->comm);
+    return any;
+}
+
+/* Runs warm-up + timed iterations of one size into rec.  1: validation failed. */
+static int measure_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size,
+                        size_t count, int iters, int warmup)
+{
+    int source = is_source(o->coll, c), receiver = is_receiver(o->coll, c);
+    MPI_Barrier(c->comm);
+    for (int it = -warmup; it < iters; it++) {
+        if (o->validate) o->coll->prepare(c, count, size, it);
+        double m0 = mono_now();
+        double t0 = MPI_Wtime();
+        int rc = o->coll->run(c, count);
+        double t = MPI_Wtime() - t0;
+        double m1 = mono_now();
+        if (MPI_SUCCESS != rc) {
+            fprintf(stderr, "rank %d: %s of %zu bytes failed (error %d)\n", c->rank,
+                    o->coll->name, size, rc);
+            MPI_Abort(c->comm, 1);
+        }
+        if (o->validate && validate_iteration(o, c, count, size, it, warmup)) return 1;
+        if (it >= 0) {
+            rec->times[it] = t;
+            rec->tlast[it] = receiver ? t : -1.0;
+            rec->t_start[it] = source ? m0 : 1e300;
+            rec->t_end[it] = receiver ? m1 : -1e300;
+        }
+        MPI_Barrier(c->comm);
+    }
+    return 0;
+}
+
+/* Reduces the records of one size onto rank 0, which prints its line. */
+static void report_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size,
+                        int iters, int one_node)
+{
+    double sum = 0.0, amin, amax, asum;
+    for (int i = 0; i < iters; i++) sum += rec->times[i];
+    double avg = sum / iters;
+    MPI_Reduce(&avg, &amin, 1, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+    MPI_Reduce(&avg, &amax, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    MPI_Reduce(&avg, &asum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
+    MPI_Reduce(rec->tlast, rec->r_last, iters, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    MPI_Reduce(rec->t_end, rec->r_end, iters, MPI_DOUBLE, MPI_MAX, 0, c->comm);
+    MPI_Reduce(rec->t_start, rec->r_start, iters, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+    if (0 != c->rank) return;
+
+    double *span = rec->r_end, *last = rec->r_last, ssum = 0.0, lsum = 0.0;
+    for (int i = 0; i < iters; i++) {
+        span[i] -= rec->r_start[i];
+        ssum += span[i];
+        lsum += last[i];
+    }
+    qsort(span, (size_t)iters, sizeof(double), cmp_double);
+    qsort(last, (size_t)iters, sizeof(double), cmp_double);
+    double span_mean = one_node ? 1e6 * ssum / iters : NAN;
+    double span_med = one_node ? 1e6 * quantile_sorted(span, iters, 0.5) : NAN;
+    printf("  %-10zu %12.2f %12.2f %12.2f %12.2f %14.2f %8d", size,
+           1e6 * asum / c->nprocs, 1e6 * amin, 1e6 * amax, 1e6 * lsum / iters,
+           1e6 * quantile_sorted(last, iters, 0.5), iters);
+    printf(" %12.2f %14.2f", span_mean, span_med);
+    if (o->full)
+        printf(" %12.2f %12.2f", 1e6 * last[0], 1e6 * quantile_sorted(last, iters, 0.9));
+    printf("\n");
+    fflush(stdout);
+}
+
+/* span_us needs all ranks on one node (one CLOCK_MONOTONIC). */
+static int all_on_one_node(MPI_Comm comm, int nprocs)
+{
+    int node_size = 0;
+    MPI_Comm node_comm;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_size(node_comm, &node_size);
+    MPI_Comm_free(&node_comm);
+    return node_size == nprocs;
+}
+
+/* Loops over the sizes; 1 if validation failed. */
+static int run_sizes(const options_t *o, bench_ctx_t *c, records_t *rec, int one_node)
+{
+    for (size_t size = o->min_size; size <= o->max_size; size *= 2) {
+        size_t count = size / o->type->size;
+        if (0 == count) {
+            if (0 == c->rank)
+                printf("# skipped size %zu: smaller than one %s\n", size, o->type->name);
+        } else {
+            int small = size <= SMALL_MSG_LIMIT;
+            int iters = small ? o->iters_small : o->iters_large;
+            int warmup = small ? o->warmup_small : o->warmup_large;
+            if (measure_size(o, c, rec, size, count, iters, warmup)) return 1;
+            report_size(o, c, rec, size, iters, one_node);
+        }
+        if (size > o->max_size / 2) break; /* no overflow on the doubling */
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rank, nprocs;
@@ -428,149 +896,35 @@ int main(int argc, char **argv)
     c.comm = MPI_COMM_WORLD;
     c.rank = rank;
     c.nprocs = nprocs;
-    c.root = o.root;
+    c.root = o.coll->flow == NO_ROOT ? -1 : o.root;
     c.type = o.type;
     c.dtype = o.type->mpi_type();
+    c.op = o.op;
+    if (o.op) {
+        c.mpi_op = o.op->mpi_op();
+        c.plan = make_plan(o.type, o.op, nprocs);
+    }
 
     int max_iters = o.iters_small > o.iters_large ? o.iters_small : o.iters_large;
-    double *times = malloc(sizeof(double) * (size_t)max_iters);
-    double *tmax = malloc(sizeof(double) * (size_t)max_iters);
-    double *t_end = malloc(sizeof(double) * (size_t)max_iters);   /* CLOCK_MONOTONIC */
-    double *t_start = malloc(sizeof(double) * (size_t)max_iters); /* root's, or -huge */
-    double *span = malloc(sizeof(double) * (size_t)max_iters);
-    double *span_start = malloc(sizeof(double) * (size_t)max_iters);
-    void *sbuf = NULL, *rbuf = NULL;
-    if (!times || !tmax || !t_end || !t_start || !span || !span_start || posix_memalign(&sbuf, 4096, o.max_size) ||
-        posix_memalign(&rbuf, 4096, o.max_size)) {
+    records_t rec;
+    memset(&rec, 0, sizeof(rec));
+    if (!records_alloc(&rec, max_iters) || posix_memalign(&c.sbuf, 4096, o.max_size) ||
+        posix_memalign(&c.rbuf, 4096, o.max_size) ||
+        (o.validate && posix_memalign(&c.ebuf, 4096, o.max_size))) {
         fprintf(stderr, "rank %d: out of memory (max size %zu)\n", rank, o.max_size);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    memset(sbuf, 0, o.max_size); /* touch the pages before timing */
-    memset(rbuf, 0, o.max_size);
-    c.sbuf = sbuf;
-    c.rbuf = rbuf;
+    memset(c.sbuf, 0, o.max_size); /* touch the pages before timing */
+    memset(c.rbuf, 0, o.max_size);
 
-    /* span_us needs all ranks on one node (one CLOCK_MONOTONIC). */
-    int node_size = 0, one_node;
-    MPI_Comm node_comm;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
-    MPI_Comm_size(node_comm, &node_size);
-    MPI_Comm_free(&node_comm);
-    one_node = node_size == nprocs;
+    int one_node = all_on_one_node(c.comm, nprocs);
+    if (0 == rank) print_header(&o, &c, one_node);
+    int status = run_sizes(&o, &c, &rec, one_node);
 
-    if (0 == rank) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        MPI_Get_library_version(lib, &len);
-        for (int i = 0; i < len; i++)
-            if (lib[i] == '\n' || lib[i] == '\r') { lib[i] = '\0'; break; }
-        printf("# adapt2_bench collective=%s np=%d root=%d type=%s validate=%d "
-               "sizes=%zu:%zu iters=%d:%d warmup=%d:%d small_limit=%d\n",
-               o.coll->name, nprocs, o.root, o.type->name, o.validate,
-               o.min_size, o.max_size, o.iters_small, o.iters_large,
-               o.warmup_small, o.warmup_large, SMALL_MSG_LIMIT);
-        printf("# library: %s\n", lib);
-        printf("# times in microseconds; avg/min/max: per-rank mean over iterations, "
-               "then mean/min/max over ranks; last: per-iteration max over ranks, "
-               "mean (last_us) and median (last_median_us) over iterations; span: latest "
-               "return on any rank minus the root's call, mean and median over iterations%s\n",
-               one_node ? "" : " (nan: ranks on several nodes, no common clock)");
-        printf("# %-10s %12s %12s %12s %12s %14s %8s %12s %14s", "size", "avg_us", "min_us",
-               "max_us", "last_us", "last_median_us", "iters", "span_us", "span_median_us");
-        if (o.full) printf(" %12s %12s", "last_min_us", "last_p90_us");
-        printf("\n");
-        fflush(stdout);
-    }
-
-    int status = 0;
-    for (size_t size = o.min_size; size <= o.max_size; size *= 2) {
-        size_t count = size / o.type->size;
-        if (0 == count) {
-            if (0 == rank)
-                printf("# skipped size %zu: smaller than one %s\n", size, o.type->name);
-            if (size > o.max_size / 2) break;
-            continue;
-        }
-        int iters = size <= SMALL_MSG_LIMIT ? o.iters_small : o.iters_large;
-        int warmup = size <= SMALL_MSG_LIMIT ? o.warmup_small : o.warmup_large;
-        double sum = 0.0;
-
-        MPI_Barrier(c.comm);
-        for (int it = -warmup; it < iters; it++) {
-            if (o.validate) o.coll->prepare(&c, count, size, it);
-            double m0 = mono_now();
-            double t0 = MPI_Wtime();
-            int rc = o.coll->run(&c, count);
-            double t = MPI_Wtime() - t0;
-            double m1 = mono_now();
-            if (MPI_SUCCESS != rc) {
-                fprintf(stderr, "rank %d: %s of %zu bytes failed (error %d)\n", rank,
-                        o.coll->name, size, rc);
-                MPI_Abort(c.comm, 1);
-            }
-            if (o.validate) {
-                char what[128] = "";
-                long bad = o.coll->check(&c, count, size, it, what, sizeof(what));
-                if (bad >= 0)
-                    fprintf(stderr,
-                            "VALIDATION FAILED: rank %d %s size %zu type %s root %d %s %d: "
-                            "first bad element %ld: %s\n",
-                            rank, o.coll->name, size, o.type->name, o.root,
-                            it < 0 ? "warm-up iteration" : "iteration",
-                            it < 0 ? it + warmup : it, bad, what);
-                int local = bad >= 0, any = 0;
-                MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, c.comm);
-                if (any) { status = 1; break; }
-            }
-            if (it >= 0) {
-                times[it] = t;
-                t_end[it] = m1;
-                t_start[it] = rank == c.root ? m0 : -1e300;
-                sum += t;
-            }
-            MPI_Barrier(c.comm);
-        }
-        if (status) break;
-
-        double avg = sum / iters, amin, amax, asum;
-        MPI_Reduce(&avg, &amin, 1, MPI_DOUBLE, MPI_MIN, 0, c.comm);
-        MPI_Reduce(&avg, &amax, 1, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-        MPI_Reduce(&avg, &asum, 1, MPI_DOUBLE, MPI_SUM, 0, c.comm);
-        MPI_Reduce(times, tmax, iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-        MPI_Reduce(t_end, span, iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-        MPI_Reduce(t_start, span_start, iters, MPI_DOUBLE, MPI_MAX, 0, c.comm);
-        if (0 == rank) {
-            double ssum = 0.0;
-            for (int i = 0; i < iters; i++) {
-                span[i] -= span_start[i];
-                ssum += span[i];
-            }
-            qsort(span, (size_t)iters, sizeof(double), cmp_double);
-            double span_mean = one_node ? 1e6 * ssum / iters : NAN;
-            double span_med = one_node ? 1e6 * quantile_sorted(span, iters, 0.5) : NAN;
-            double lsum = 0.0;
-            for (int i = 0; i < iters; i++) lsum += tmax[i];
-            qsort(tmax, (size_t)iters, sizeof(double), cmp_double);
-            printf("  %-10zu %12.2f %12.2f %12.2f %12.2f %14.2f %8d", size,
-                   1e6 * asum / nprocs, 1e6 * amin, 1e6 * amax, 1e6 * lsum / iters,
-                   1e6 * quantile_sorted(tmax, iters, 0.5), iters);
-            printf(" %12.2f %14.2f", span_mean, span_med);
-            if (o.full)
-                printf(" %12.2f %12.2f", 1e6 * tmax[0], 1e6 * quantile_sorted(tmax, iters, 0.9));
-            printf("\n");
-            fflush(stdout);
-        }
-        if (size > o.max_size / 2) break; /* no overflow on the doubling */
-    }
-
-    free(times);
-    free(tmax);
-    free(t_end);
-    free(t_start);
-    free(span);
-    free(span_start);
-    free(sbuf);
-    free(rbuf);
+    records_free(&rec);
+    free(c.sbuf);
+    free(c.rbuf);
+    free(c.ebuf);
     MPI_Finalize();
     return status;
 }
