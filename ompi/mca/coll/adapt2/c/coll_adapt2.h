@@ -10,6 +10,7 @@
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/op/op.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/request/request.h"
@@ -29,12 +30,19 @@ typedef struct mca_coll_adapt2_component_t {
     int recv_window;
     int send_window;
     long pool_max_bytes; /* staging bytes per communicator */
-    /* broadcast */
+    int reproducible;    /* reductions combine in a fixed order */
+    /* broadcast (the tree parameters apply to reductions too) */
     char *bcast_algorithm;
     long bcast_segment_size;
     int bcast_fanout;
     int bcast_radix;
     int bcast_chains;
+    /* reduce and allreduce */
+    char *reduce_algorithm;
+    long reduce_segment_size;
+    char *allreduce_algorithm;
+    long allreduce_segment_size;
+    long allreduce_ring_min_bytes;
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
@@ -46,6 +54,14 @@ typedef struct mca_coll_adapt2_fallback_t {
     mca_coll_base_module_t *bcast_module;
     mca_coll_base_module_ibcast_fn_t ibcast;
     mca_coll_base_module_t *ibcast_module;
+    mca_coll_base_module_reduce_fn_t reduce;
+    mca_coll_base_module_t *reduce_module;
+    mca_coll_base_module_ireduce_fn_t ireduce;
+    mca_coll_base_module_t *ireduce_module;
+    mca_coll_base_module_allreduce_fn_t allreduce;
+    mca_coll_base_module_t *allreduce_module;
+    mca_coll_base_module_iallreduce_fn_t iallreduce;
+    mca_coll_base_module_t *iallreduce_module;
 } mca_coll_adapt2_fallback_t;
 
 typedef struct mca_coll_adapt2_module_t {
@@ -60,8 +76,11 @@ OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
 typedef struct mca_coll_adapt2_request_t {
     ompi_coll_base_nbc_request_t nbc;
     ompi_communicator_t *comm;       /* retained until freed */
-    opal_convertor_t convertor;      /* packs/unpacks non-contiguous data */
-    bool has_convertor;
+    opal_convertor_t send_conv;      /* packs non-contiguous data we send or reduce */
+    opal_convertor_t recv_conv;      /* unpacks non-contiguous data we receive */
+    bool has_send_conv, has_recv_conv;
+    ompi_op_t *op;                   /* reductions: the op ... */
+    ompi_datatype_t *unit_type;      /* ... and the datatype it combines */
     volatile int32_t state;          /* see coll_adapt2_request.c */
 } mca_coll_adapt2_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
@@ -78,6 +97,15 @@ int mca_coll_adapt2_register_string(const char *name, const char *help, const ch
 int mca_coll_adapt2_checked_int(const char *name, int value, int min, int max, int deflt);
 long mca_coll_adapt2_checked_long(const char *name, long value, long min, long max, long deflt);
 int mca_coll_adapt2_checked_algorithm(const char *name, const char *value);
+void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, const char *algorithm_param,
+                                   const char *algorithm, const char *segment_param, long segment,
+                                   long segment_default);
+bool mca_coll_adapt2_use_previous(const char *algorithm);
+/* Reports an invalid value once per parameter and value. */
+void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
+                                    const char *why);
+void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,
+                                   const char *why);
 int mca_coll_adapt2_register_pvars(void);
 
 /* broadcast */
@@ -99,6 +127,21 @@ void mca_coll_adapt2_pml_choose_arming(void);
 /* datatypes (coll_adapt2_datatype.c) */
 int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,
                                     ompi_datatype_t *datatype, bool sending, adapt2_buffer_t *out);
+
+/* reductions (coll_adapt2_reduce.c) */
+int mca_coll_adapt2_reduce_register(void);
+int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module);
+int mca_coll_adapt2_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *module);
+int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                               ompi_request_t **request, mca_coll_base_module_t *module);
 
 #define ADAPT2_VERBOSE(level, ...) \
     opal_output_verbose((level), mca_coll_adapt2_component.output, "coll:adapt2: " __VA_ARGS__)

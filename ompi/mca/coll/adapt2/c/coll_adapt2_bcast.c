@@ -28,32 +28,11 @@ int mca_coll_adapt2_bcast_register(void)
     return OMPI_SUCCESS;
 }
 
-/* 'previous' hands broadcasts to the component selected before adapt2. */
-static bool use_previous(void)
-{
-    const char *alg = mca_coll_adapt2_component.bcast_algorithm;
-    return alg && 0 == strcmp(alg, "previous");
-}
-
-/* The settings of one call, every value checked. */
-static void bcast_settings(adapt2_bcast_settings_t *s)
-{
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    s->algorithm = mca_coll_adapt2_checked_algorithm("bcast_algorithm", c->bcast_algorithm);
-    s->segment_size = (size_t) mca_coll_adapt2_checked_long(
-        "bcast_segment_size", c->bcast_segment_size, 0, INT_MAX, 1L << 20);
-    s->fanout = mca_coll_adapt2_checked_int("bcast_fanout", c->bcast_fanout, 1, INT_MAX, 4);
-    s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 8);
-    s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
-    s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
-    s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
-}
-
-static void note_fallback(struct ompi_communicator_t *comm, const char *what)
+void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,
+                                   const char *why)
 {
     mca_coll_adapt2_engine_count(ADAPT2_COUNTER_FALLBACKS, 1);
-    ADAPT2_VERBOSE(20, "(%s) %s handed to the previous component (bcast_algorithm=previous)",
-                   comm->c_name, what);
+    ADAPT2_VERBOSE(20, "(%s) %s handed to the previous component: %s", comm->c_name, what, why);
 }
 
 /* Starts adapt2's broadcast; never falls back. */
@@ -65,7 +44,9 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     adapt2_buffer_t buf;
     int rc;
 
-    bcast_settings(&settings);
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    mca_coll_adapt2_tree_settings(&settings, "bcast_algorithm", c->bcast_algorithm,
+                                  "bcast_segment_size", c->bcast_segment_size, 1L << 20);
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -95,8 +76,8 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
 {
     mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req;
-    if (use_previous()) {
-        note_fallback(comm, "ibcast");
+    if (mca_coll_adapt2_use_previous(mca_coll_adapt2_component.bcast_algorithm)) {
+        mca_coll_adapt2_note_fallback(comm, "ibcast", "bcast_algorithm=previous");
         return module->previous.ibcast(buff, count, datatype, root, comm, request,
                                        module->previous.ibcast_module);
     }
@@ -112,8 +93,8 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
 {
     mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req;
-    if (use_previous()) {
-        note_fallback(comm, "bcast");
+    if (mca_coll_adapt2_use_previous(mca_coll_adapt2_component.bcast_algorithm)) {
+        mca_coll_adapt2_note_fallback(comm, "bcast", "bcast_algorithm=previous");
         return module->previous.bcast(buff, count, datatype, root, comm,
                                       module->previous.bcast_module);
     }

@@ -33,7 +33,7 @@ static int adapt2_register(void)
 
     mca_coll_adapt2_register_int("priority",
         "Priority of adapt2 (0 or less: not selected; above tuned's 30 to take over "
-        "bcast/ibcast, e.g. 100)", 0, &c->priority);
+        "bcast, reduce and allreduce, e.g. 100)", 0, &c->priority);
     mca_coll_adapt2_register_int("verbose",
         "Verbosity: 1 fallbacks and invalid parameters, 10 per-communicator choices, "
         "20 every call", 0, &c->verbose);
@@ -47,6 +47,7 @@ static int adapt2_register(void)
         "data); a collective that finds the pool empty still gets one buffer", 32L << 20,
         &c->pool_max_bytes);
     mca_coll_adapt2_bcast_register();
+    mca_coll_adapt2_reduce_register();
     return mca_coll_adapt2_register_pvars();
 }
 

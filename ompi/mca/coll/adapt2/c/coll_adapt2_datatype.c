@@ -12,27 +12,28 @@ typedef int32_t (*convert_fn)(opal_convertor_t *conv, struct iovec *iov, uint32_
 
 /* Moves bytes [offset, offset+len) of the packed stream between the user
  * buffer and `flat` with opal_convertor_pack or _unpack. */
-static int convert(void *packer, size_t offset, size_t len, void *flat, convert_fn fn)
+static int convert(opal_convertor_t *conv, size_t offset, size_t len, void *flat, convert_fn fn)
 {
-    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
     struct iovec iov = {.iov_base = flat, .iov_len = len};
     uint32_t iov_count = 1;
     size_t max_data = len, position = offset;
-    if (OPAL_SUCCESS != opal_convertor_set_position(&req->convertor, &position)) {
+    if (OPAL_SUCCESS != opal_convertor_set_position(conv, &position)) {
         return OMPI_ERROR;
     }
-    fn(&req->convertor, &iov, &iov_count, &max_data);
+    fn(conv, &iov, &iov_count, &max_data);
     return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 static int pack(void *packer, size_t offset, size_t len, void *dst)
 {
-    return convert(packer, offset, len, dst, opal_convertor_pack);
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
+    return convert(&req->send_conv, offset, len, dst, opal_convertor_pack);
 }
 
 static int unpack(void *packer, size_t offset, size_t len, const void *src)
 {
-    return convert(packer, offset, len, (void *) src, opal_convertor_unpack);
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) packer;
+    return convert(&req->recv_conv, offset, len, (void *) src, opal_convertor_unpack);
 }
 
 int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,
@@ -53,14 +54,16 @@ int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, i
         out->contig = (char *) buf + true_lb;
         return OMPI_SUCCESS;
     }
-    OBJ_CONSTRUCT(&req->convertor, opal_convertor_t);
-    req->has_convertor = true;
     if (sending) {
+        OBJ_CONSTRUCT(&req->send_conv, opal_convertor_t);
+        req->has_send_conv = true;
         rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &datatype->super,
-                                                      count, buf, 0, &req->convertor);
+                                                      count, buf, 0, &req->send_conv);
     } else {
+        OBJ_CONSTRUCT(&req->recv_conv, opal_convertor_t);
+        req->has_recv_conv = true;
         rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &datatype->super,
-                                                      count, buf, 0, &req->convertor);
+                                                      count, buf, 0, &req->recv_conv);
     }
     out->packer = req;
     out->pack = pack;

@@ -19,8 +19,11 @@ static void module_destruct(mca_coll_adapt2_module_t *module)
         mca_coll_adapt2_engine_comm_destroy(module->engine);
         module->engine = NULL;
     }
-    if (p->bcast_module) OBJ_RELEASE(p->bcast_module);
-    if (p->ibcast_module) OBJ_RELEASE(p->ibcast_module);
+    mca_coll_base_module_t *saved[] = {p->bcast_module, p->ibcast_module, p->reduce_module,
+                                       p->ireduce_module, p->allreduce_module, p->iallreduce_module};
+    for (size_t i = 0; i < sizeof saved / sizeof saved[0]; ++i) {
+        if (saved[i]) OBJ_RELEASE(saved[i]);
+    }
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_adapt2_module_t, mca_coll_base_module_t, module_construct,
@@ -49,6 +52,10 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     mca_coll_adapt2_pml_choose_arming(); /* the PML is selected by now */
     ADAPT2_SAVE_PREVIOUS(module, comm, bcast);
     ADAPT2_SAVE_PREVIOUS(module, comm, ibcast);
+    ADAPT2_SAVE_PREVIOUS(module, comm, reduce);
+    ADAPT2_SAVE_PREVIOUS(module, comm, ireduce);
+    ADAPT2_SAVE_PREVIOUS(module, comm, allreduce);
+    ADAPT2_SAVE_PREVIOUS(module, comm, iallreduce);
 
     long pool = mca_coll_adapt2_checked_long("pool_max_bytes", c->pool_max_bytes, 0, LONG_MAX,
                                              32L << 20);
@@ -58,8 +65,8 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
         ADAPT2_VERBOSE(1, "(%s) out of memory creating the engine; disqualifying", comm->c_name);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (bcast, ibcast); other calls and "
-                   "bcast_algorithm=previous go to the modules installed before",
+    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (bcast, reduce, allreduce, blocking or not); "
+                   "other calls, and algorithm=previous, go to the modules installed before",
                    comm->c_name, ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
@@ -101,5 +108,9 @@ mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *c
     module->super.coll_module_enable = adapt2_module_enable;
     module->super.coll_bcast = mca_coll_adapt2_bcast;
     module->super.coll_ibcast = mca_coll_adapt2_ibcast;
+    module->super.coll_reduce = mca_coll_adapt2_reduce;
+    module->super.coll_ireduce = mca_coll_adapt2_ireduce;
+    module->super.coll_allreduce = mca_coll_adapt2_allreduce;
+    module->super.coll_iallreduce = mca_coll_adapt2_iallreduce;
     return &module->super;
 }

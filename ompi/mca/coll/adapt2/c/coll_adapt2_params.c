@@ -55,7 +55,8 @@ static struct {
 } reported[ADAPT2_MAX_REPORTED];
 static opal_mutex_t reported_lock = OPAL_MUTEX_STATIC_INIT;
 
-static void report_once(const char *name, const char *bad, const char *used, const char *why)
+void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
+                                    const char *why)
 {
     int i, slot = -1;
     OPAL_THREAD_LOCK(&reported_lock);
@@ -93,7 +94,7 @@ long mca_coll_adapt2_checked_long(const char *name, long value, long min, long m
     } else {
         snprintf(why, sizeof why, "must be between %ld and %ld", min, max);
     }
-    report_once(name, bad, used, why);
+    mca_coll_adapt2_report_invalid(name, bad, used, why);
     return deflt;
 }
 
@@ -103,14 +104,42 @@ int mca_coll_adapt2_checked_int(const char *name, int value, int min, int max, i
                                               deflt);
 }
 
+/* Tree, segment and window settings of one call: the algorithm and segment
+ * size of the collective at hand, the tree parameters and windows shared by
+ * all collectives. Every value checked. */
+void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, const char *algorithm_param,
+                                   const char *algorithm, const char *segment_param, long segment,
+                                   long segment_default)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    s->algorithm = mca_coll_adapt2_checked_algorithm(algorithm_param, algorithm);
+    s->segment_size = (size_t) mca_coll_adapt2_checked_long(segment_param, segment, 0, INT_MAX,
+                                                            segment_default);
+    s->fanout = mca_coll_adapt2_checked_int("bcast_fanout", c->bcast_fanout, 1, INT_MAX, 4);
+    s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 8);
+    s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
+    s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
+    s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
+}
+
+/* Whether a collective's algorithm parameter says to hand calls to the
+ * component selected before adapt2. */
+bool mca_coll_adapt2_use_previous(const char *algorithm)
+{
+    return algorithm && 0 == strcmp(algorithm, "previous");
+}
+
 int mca_coll_adapt2_checked_algorithm(const char *name, const char *value)
 {
+    if (mca_coll_adapt2_use_previous(value)) {
+        return ADAPT2_ALG_AUTO; /* the caller decided already; a tree is still needed */
+    }
     int alg = mca_coll_adapt2_engine_algorithm_from_name(value ? value : "auto");
     if (alg >= 0) {
         return alg;
     }
     char why[160];
     snprintf(why, sizeof why, "known: %s", mca_coll_adapt2_engine_algorithm_names());
-    report_once(name, value, "auto", why);
+    mca_coll_adapt2_report_invalid(name, value, "auto", why);
     return ADAPT2_ALG_AUTO;
 }

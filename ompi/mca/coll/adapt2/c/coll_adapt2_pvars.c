@@ -19,6 +19,8 @@ static const struct {
     const char *help;
 } counters[] = {
     {ADAPT2_COUNTER_BCAST_CALLS, "bcast_calls", "Broadcasts (blocking and not) run by adapt2"},
+    {ADAPT2_COUNTER_REDUCE_CALLS, "reduce_calls", "Reduces (blocking and not) run by adapt2"},
+    {ADAPT2_COUNTER_ALLREDUCE_CALLS, "allreduce_calls", "Allreduces (blocking and not) run by adapt2"},
     {ADAPT2_COUNTER_SEGMENTS_SENT, "segments_sent", "Segments adapt2 sent"},
     {ADAPT2_COUNTER_BYTES_SENT, "bytes_sent", "Payload bytes adapt2 sent"},
     {ADAPT2_COUNTER_FALLBACKS, "fallbacks", "Calls adapt2 passed to the previous component"},

@@ -12,8 +12,11 @@ OBJ_CLASS_INSTANCE(mca_coll_adapt2_request_t, ompi_coll_base_nbc_request_t, NULL
 
 static void request_destroy(mca_coll_adapt2_request_t *req)
 {
-    if (req->has_convertor) {
-        OBJ_DESTRUCT(&req->convertor);
+    if (req->has_send_conv) {
+        OBJ_DESTRUCT(&req->send_conv);
+    }
+    if (req->has_recv_conv) {
+        OBJ_DESTRUCT(&req->recv_conv);
     }
     OBJ_RELEASE(req->comm);
     OMPI_REQUEST_FINI(&req->nbc.super);
@@ -58,7 +61,9 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     req->nbc.super.req_status._cancelled = 0;
     req->comm = comm;
     OBJ_RETAIN(comm);
-    req->has_convertor = false;
+    req->has_send_conv = req->has_recv_conv = false;
+    req->op = NULL;
+    req->unit_type = NULL;
     req->state = REQ_ACTIVE;
     return req;
 }

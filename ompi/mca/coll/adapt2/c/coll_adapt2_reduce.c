@@ -1,0 +1,271 @@
+/*
+ * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce: check the
+ * parameters, describe the data as an array of elements the op combines
+ * (Open MPI's ompi_op_reduce does the arithmetic), reserve tags, start the
+ * engine (engine/reduce_flow.cc). What adapt2 cannot describe goes to the
+ * previous component.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "coll_adapt2.h"
+
+#include "ompi/mca/coll/base/coll_base_util.h"
+
+int mca_coll_adapt2_reduce_register(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    static char help[256];
+    snprintf(help, sizeof help,
+             "Reduce tree: %s; or 'previous'. Non-commutative ops always use "
+             "in_order_binomial", mca_coll_adapt2_engine_algorithm_names());
+    mca_coll_adapt2_register_string("reduce_algorithm", help, "auto", &c->reduce_algorithm);
+    mca_coll_adapt2_register_long("reduce_segment_size",
+        "Reduce segment size in bytes (0: do not segment)", 256L << 10, &c->reduce_segment_size);
+    mca_coll_adapt2_register_string("allreduce_algorithm",
+        "Allreduce: auto, tree (reduce fused with a broadcast down the same tree), ring "
+        "(reduce-scatter then allgather; commutative ops), or 'previous'", "auto",
+        &c->allreduce_algorithm);
+    mca_coll_adapt2_register_long("allreduce_segment_size",
+        "Allreduce (tree) segment size in bytes (0: do not segment)", 256L << 10,
+        &c->allreduce_segment_size);
+    mca_coll_adapt2_register_long("allreduce_ring_min_bytes",
+        "auto: allreduce messages from this size on take the ring (commutative ops)", LONG_MAX,
+        &c->allreduce_ring_min_bytes);
+    mca_coll_adapt2_register_int("reproducible",
+        "1: reductions combine in a fixed order whatever the arrival order, so floating-point "
+        "results are bitwise identical run to run and blocking or not", 0, &c->reproducible);
+    return OMPI_SUCCESS;
+}
+
+static int combine(void *ctx, const void *in, void *inout, size_t units)
+{
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) ctx;
+    ompi_op_reduce(req->op, (void *) in, inout, units, req->unit_type);
+    return OMPI_SUCCESS;
+}
+
+/* The element type the op combines, or NULL (and why) when adapt2 cannot
+ * describe the data as an array of such elements. Predefined types (MINLOC/
+ * MAXLOC pairs included) are used as they are in memory; a derived type
+ * through the packed stream of its single predefined type, which must have no
+ * holes; a user-defined op combines whole user elements, which must then be
+ * contiguous. */
+static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
+                                     const char **why)
+{
+    if (!ompi_op_is_intrinsic(op)) {
+        if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
+            *why = "user-defined op on a non-contiguous datatype";
+            return NULL;
+        }
+        return dtype;
+    }
+    if (ompi_datatype_is_predefined(dtype)) {
+        return dtype;
+    }
+    ompi_datatype_t *base = ompi_datatype_get_single_predefined_type_from_args(dtype);
+    size_t size;
+    ptrdiff_t lb, extent;
+    if (NULL == base) {
+        *why = "derived datatype of more than one predefined type";
+        return NULL;
+    }
+    ompi_datatype_type_size(base, &size);
+    ompi_datatype_get_extent(base, &lb, &extent);
+    if ((ptrdiff_t) size != extent) {
+        *why = "derived datatype of a pair type with holes";
+        return NULL;
+    }
+    return base;
+}
+
+/* A user buffer as an array of unit elements: in place in memory when the
+ * unit is the datatype itself, else the datatype's packed stream. */
+static int describe_operand(mca_coll_adapt2_request_t *req, const void *buf, int count,
+                            ompi_datatype_t *dtype, bool sending, adapt2_buffer_t *out)
+{
+    if (req->unit_type == dtype) {
+        ptrdiff_t lb, extent, true_lb, true_extent;
+        ompi_datatype_get_extent(dtype, &lb, &extent);
+        ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+        memset(out, 0, sizeof *out);
+        out->contig = (char *) buf + true_lb;
+        out->bytes = (size_t) extent * (size_t) count;
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_adapt2_describe_buffer(req, (void *) buf, count, dtype, sending, out);
+}
+
+typedef struct reduction_call {
+    bool all;                /* allreduce */
+    const void *sbuf;
+    void *rbuf;
+    int count;
+    ompi_datatype_t *dtype;
+    ompi_op_t *op;
+    int root;                /* reduce only */
+    ompi_communicator_t *comm;
+    mca_coll_adapt2_module_t *module;
+} reduction_call_t;
+
+/* auto, tree or ring; an unknown name is reported once and taken as auto. */
+static int allreduce_algorithm(void)
+{
+    static const char *names[] = {"auto", "tree", "ring"};
+    const char *value = mca_coll_adapt2_component.allreduce_algorithm;
+    for (int i = 0; i < 3; ++i) {
+        if (value && 0 == strcmp(value, names[i])) {
+            return i; /* the adapt2_allreduce_algorithm_t values, in order */
+        }
+    }
+    mca_coll_adapt2_report_invalid("allreduce_algorithm", value ? value : "(null)", "auto",
+                                   "known: auto, tree, ring, previous");
+    return ADAPT2_ALLREDUCE_AUTO;
+}
+
+static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t *req,
+                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(req->unit_type, &lb, &extent);
+    adapt2_reduction_t red = {.unit_bytes = (size_t) extent,
+                              .commutative = ompi_op_is_commute(call->op),
+                              .ctx = req,
+                              .combine = combine};
+    int reproducible = mca_coll_adapt2_checked_int("reproducible", c->reproducible, 0, 1, 0);
+    if (call->all) {
+        adapt2_allreduce_settings_t s;
+        mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
+                                      "allreduce_segment_size", c->allreduce_segment_size, 256L << 10);
+        s.algorithm = allreduce_algorithm();
+        s.ring_min_bytes = (size_t) mca_coll_adapt2_checked_long(
+            "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, LONG_MAX);
+        s.reproducible = reproducible;
+        int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_allreduce_tags(&s));
+        return mca_coll_adapt2_engine_iallreduce(call->module->engine, own, result, in_place, &red, tag, &s,
+                                                 mca_coll_adapt2_request_done, req);
+    }
+    adapt2_reduce_settings_t s;
+    mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
+                                  "reduce_segment_size", c->reduce_segment_size, 256L << 10);
+    s.reproducible = reproducible;
+    int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_reduce_tags(&s));
+    return mca_coll_adapt2_engine_ireduce(call->module->engine, own, result, in_place, &red, call->root,
+                                          tag, &s, mca_coll_adapt2_request_done, req);
+}
+
+/* Starts adapt2's reduction, or returns OMPI_ERR_NOT_SUPPORTED (nothing
+ * started, `why` set) for data it cannot describe. */
+static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request_t **out,
+                           const char **why)
+{
+    ompi_datatype_t *unit = unit_type_of(call->op, call->dtype, call->count, why);
+    if (NULL == unit) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(call->comm);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->op = call->op;
+    req->unit_type = unit;
+    const bool in_place = MPI_IN_PLACE == call->sbuf;
+    const bool has_result = call->all || ompi_comm_rank(call->comm) == call->root;
+    adapt2_buffer_t own, result;
+    memset(&result, 0, sizeof result);
+    int rc = OMPI_SUCCESS;
+    if (has_result) {
+        rc = describe_operand(req, call->rbuf, call->count, call->dtype, false, &result);
+    }
+    if (OMPI_SUCCESS == rc) {
+        /* in place, own data is read from the result buffer */
+        rc = describe_operand(req, in_place ? call->rbuf : call->sbuf, call->count, call->dtype, true, &own);
+    }
+    if (OMPI_SUCCESS == rc) {
+        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s", call->comm->c_name,
+                       call->all ? "allreduce" : "reduce", own.bytes, in_place ? " in place" : "");
+        rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result);
+    }
+    if (OMPI_SUCCESS != rc) {
+        ompi_request_t *r = &req->nbc.super;
+        ompi_request_free(&r);
+        return rc;
+    }
+    *out = req;
+    return OMPI_SUCCESS;
+}
+
+static const char *algorithm_of(bool all)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    return all ? c->allreduce_algorithm : c->reduce_algorithm;
+}
+
+/* Runs the call with adapt2, blocking or not; anything adapt2 does not take
+ * goes to the previous component (`fallback` runs it). */
+#define ADAPT2_RUN_OR_FALL_BACK(call, name, request, fallback)                                   \
+    do {                                                                                      \
+        mca_coll_adapt2_request_t *req_;                                                      \
+        const char *why_ = "reduce/allreduce_algorithm=previous";                            \
+        int rc_ = mca_coll_adapt2_use_previous(algorithm_of((call)->all))                    \
+                      ? OMPI_ERR_NOT_SUPPORTED                                                \
+                      : start_reduction((call), &req_, &why_);                                \
+        if (OMPI_ERR_NOT_SUPPORTED == rc_) {                                                  \
+            mca_coll_adapt2_note_fallback((call)->comm, name, why_);                          \
+            return fallback;                                                                  \
+        }                                                                                     \
+        if (OMPI_SUCCESS != rc_) {                                                            \
+            return rc_;                                                                       \
+        }                                                                                     \
+        if (NULL == (request)) {                                                              \
+            return mca_coll_adapt2_request_wait_and_free(req_);                               \
+        }                                                                                     \
+        *(ompi_request_t **) (request) = &req_->nbc.super;                                    \
+        return OMPI_SUCCESS;                                                                  \
+    } while (0)
+
+int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m};
+    ADAPT2_RUN_OR_FALL_BACK(&call, "reduce", (ompi_request_t **) NULL,
+                            m->previous.reduce(sbuf, rbuf, count, dtype, op, root, comm,
+                                               m->previous.reduce_module));
+}
+
+int mca_coll_adapt2_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m};
+    ADAPT2_RUN_OR_FALL_BACK(&call, "ireduce", request,
+                            m->previous.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
+                                                m->previous.ireduce_module));
+}
+
+int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m};
+    ADAPT2_RUN_OR_FALL_BACK(&call, "allreduce", (ompi_request_t **) NULL,
+                            m->previous.allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                                  m->previous.allreduce_module));
+}
+
+int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                               ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m};
+    ADAPT2_RUN_OR_FALL_BACK(&call, "iallreduce", request,
+                            m->previous.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
+                                                   m->previous.iallreduce_module));
+}
