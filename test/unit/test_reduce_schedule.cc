@@ -82,7 +82,7 @@ struct Case {
     int algorithm = ADAPT2_ALG_AUTO;
     size_t segment = 64;  // bytes
     int recv_window = 4, send_window = 2;
-    bool strided = false, in_place = false, reproducible = false;
+    bool strided = false, in_place = false, reproducible = false, ring = false;
     size_t pool_max = 1 << 20;
     NetworkOptions net;
 
@@ -91,7 +91,7 @@ struct Case {
         std::snprintf(b, sizeof b,
                       "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d inplace=%d "
                       "repro=%d pool=%zu order=%d overtake=%d seed=%llu",
-                      allreduce ? "allreduce" : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
+                      allreduce ? (ring ? "ring allreduce" : "allreduce") : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
                       segment, recv_window, send_window, strided, in_place, reproducible, pool_max,
                       static_cast<int>(net.order), net.overtake_pending,
                       static_cast<unsigned long long>(net.seed));
@@ -166,7 +166,8 @@ std::vector<char> run_case(const Case &c) {
                               c.kind == Kind::matmul ? matmul : c.kind == Kind::sum ? sum_i32 : sum_float};
         int rc;
         if (c.allreduce) {
-            adapt2_allreduce_settings_t s{tree, ADAPT2_ALLREDUCE_TREE, 0, c.reproducible};
+            adapt2_allreduce_settings_t s{tree, c.ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE, 0,
+                                          c.reproducible};
             rc = start_allreduce(*comms[r], own, result, c.in_place, op, 100, s, on_done, &k.done);
         } else {
             adapt2_reduce_settings_t s{tree, c.reproducible};
@@ -203,7 +204,7 @@ std::vector<char> run_case(const Case &c) {
                                : (c.algorithm == ADAPT2_ALG_AUTO ? TreeSpec{TreeShape::knomial, 3}
                                                                  : TreeSpec{TreeShape::binomial, 0}),
         c.allreduce ? 0 : c.root);
-    if (c.algorithm == ADAPT2_ALG_AUTO || c.kind == Kind::matmul) {
+    if (!c.ring && (c.algorithm == ADAPT2_ALG_AUTO || c.kind == Kind::matmul)) {
         for (int r = 0; r < c.p; ++r) {
             long want_combines = static_cast<long>(tree_of->children(r).size()) * nseg;
             if (ranks[r].ops.combines != want_combines)
@@ -318,14 +319,36 @@ void test_pool_cap(void **) {
     }
 }
 
+// The ring: any p, fewer elements than ranks (empty blocks), segments
+// smaller than a block, windows, in place; every rank gets the serial sum.
+void test_ring_allreduce(void **) {
+    long runs = 0;
+    for (int p : {2, 3, 4, 7, 9}) {
+        for (size_t elems : {1, 5, 64, 301}) {
+            for (size_t seg : {size_t{0}, size_t{8}, size_t{64}}) {
+                for (auto net : completion_orders(2)) {
+                    Case c;
+                    c.allreduce = c.ring = true, c.p = p, c.elems = elems, c.segment = seg, c.net = net;
+                    c.recv_window = seg == 8 ? 1 : 4, c.send_window = seg == 8 ? 1 : 3;
+                    c.in_place = elems == 64;
+                    run_case(c);
+                    ++runs;
+                }
+            }
+        }
+    }
+    std::printf("# %ld ring allreduces checked\n", runs);
+}
+
 // Reproducible: whatever the completion order, float results are bitwise
 // equal; reduce and allreduce alike.
 void test_reproducible_is_bitwise_stable(void **) {
-    for (bool allreduce : {false, true}) {
+    for (int variant : {0, 1, 2}) {  // reduce, tree allreduce, ring allreduce
         std::vector<char> reference;
         for (auto net : completion_orders(12)) {
             Case c;
-            c.allreduce = allreduce, c.kind = Kind::fsum, c.p = 9, c.root = 2, c.elems = 300;
+            c.allreduce = variant > 0, c.ring = variant == 2;
+            c.kind = Kind::fsum, c.p = 9, c.root = 2, c.elems = 300;
             c.reproducible = true, c.net = net;
             std::vector<char> got = run_case(c);
             if (reference.empty()) reference = got;
@@ -343,6 +366,7 @@ int main() {
         cmocka_unit_test(test_shapes_windows_and_layouts),
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_pool_cap),
+        cmocka_unit_test(test_ring_allreduce),
         cmocka_unit_test(test_reproducible_is_bitwise_stable),
     };
     return cmocka_run_group_tests_name("reduce_schedule", tests, nullptr, nullptr);

@@ -4,6 +4,7 @@
 #include "counters.h"
 #include "decision.h"
 #include "reduce_flow.h"
+#include "ring_flow.h"
 #include "schedule.h"
 
 namespace adapt2 {
@@ -43,7 +44,8 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     return 0;
 }
 
-// Two tag blocks: the reduction up the tree, then the broadcast down it.
+// Two tag blocks: the reduction up the tree, then the broadcast down it (the
+// ring uses the first): every rank reserves the same, whichever runs.
 int allreduce_tags(const adapt2_allreduce_settings_t &s) {
     return ReduceFlow::tags_needed(s.tree.send_window) + BcastFlow::tags_needed(s.tree.send_window);
 }
@@ -51,9 +53,38 @@ int allreduce_tags(const adapt2_allreduce_settings_t &s) {
 // The fused tree allreduce: a reduction to rank 0 whose finished segments
 // are broadcast down the same tree at once, while later segments are still
 // being reduced.
+namespace {
+
+// The ring works in the result buffer: both buffers must be contiguous.
+void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+              bool in_place, const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &s) {
+    RingArgs a;
+    a.rank = comm.rank();
+    a.size = comm.size();
+    a.tag = tag;
+    a.own = in_place ? nullptr : own.contig;
+    a.result = result.contig;
+    a.bytes = result.bytes;
+    a.op = op;
+    a.segment_bytes = s.tree.segment_size;
+    a.recv_window = s.tree.recv_window;
+    a.send_window = s.tree.send_window;
+    schedule.add_flow<RingFlow>(a, comm.pool());
+}
+
+}  // namespace
+
 int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                     bool in_place, const adapt2_reduction_t &op, int tag,
                     const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx) {
+    const bool contiguous = result.contig && (in_place || own.contig);
+    if (contiguous && allreduce_uses_ring(settings, result.bytes, comm.size(), op.commutative != 0)) {
+        auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+        add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
+        count(Counter::allreduce_calls, 1);
+        schedule->start();
+        return 0;
+    }
     const int root = 0;
     BcastPlan plan = plan_reduce(settings.tree, op.commutative != 0);
     auto tree = comm.trees().get(plan.tree, root);
