@@ -704,23 +704,25 @@ typedef struct {
     double *tlast;   /* receivers: time in the call, others -1 (MPI_MAX) */
     double *t_start; /* sources: CLOCK_MONOTONIC at the call, others +huge (MPI_MIN) */
     double *t_end;   /* receivers: CLOCK_MONOTONIC at the return, others -huge (MPI_MAX) */
-    double *r_last, *r_start, *r_end; /* reduced onto rank 0 */
+    double *r_last, *r_start, *r_end; /* folded over ranks on rank 0 */
+    double *all;                      /* rank 0: gathered, nprocs * n */
 } records_t;
 
-static int records_alloc(records_t *r, int n)
+static int records_alloc(records_t *r, int n, int nprocs, int rank)
 {
-    double **all[] = {&r->times, &r->tlast, &r->t_start, &r->t_end,
-                      &r->r_last, &r->r_start, &r->r_end};
+    double **per_iter[] = {&r->times, &r->tlast, &r->t_start, &r->t_end,
+                           &r->r_last, &r->r_start, &r->r_end};
     int ok = 1;
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        ok &= (*all[i] = malloc(sizeof(double) * (size_t)n)) != NULL;
-    return ok;
+    for (size_t i = 0; i < sizeof(per_iter) / sizeof(per_iter[0]); i++)
+        ok &= (*per_iter[i] = malloc(sizeof(double) * (size_t)n)) != NULL;
+    r->all = malloc(sizeof(double) * (0 == rank ? (size_t)n * (size_t)nprocs : 1));
+    return ok && r->all;
 }
 
 static void records_free(records_t *r)
 {
     free(r->times); free(r->tlast); free(r->t_start); free(r->t_end);
-    free(r->r_last); free(r->r_start); free(r->r_end);
+    free(r->r_last); free(r->r_start); free(r->r_end); free(r->all);
 }
 
 static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
@@ -753,6 +755,19 @@ static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
     fflush(stdout);
 }
 
+/* The benchmark's own bookkeeping (validation verdicts, statistics) uses
+ * MPI_Allgather / MPI_Gather only, never the collectives under test: a
+ * broken reduce or allreduce must not garble its own verdict or numbers. */
+static int any_rank(MPI_Comm comm, int nprocs, int local)
+{
+    int *all = malloc(sizeof(int) * (size_t)nprocs), any = local;
+    if (!all) MPI_Abort(comm, 1);
+    MPI_Allgather(&local, 1, MPI_INT, all, 1, MPI_INT, comm);
+    for (int i = 0; i < nprocs; i++) any |= all[i];
+    free(all);
+    return any;
+}
+
 /* Untimed: checks this iteration's result everywhere; 1 if any rank failed. */
 static int validate_iteration(const options_t *o, bench_ctx_t *c, size_t count,
                               size_t size, int it, int warmup)
@@ -770,9 +785,7 @@ static int validate_iteration(const options_t *o, bench_ctx_t *c, size_t count,
                 it < 0 ? "warm-up iteration" : "iteration",
                 it < 0 ? it + warmup : it, bad, what);
     }
-    int local = bad >= 0, any = 0;
-    MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, c->comm);
-    return any;
+    return any_rank(c->comm, c->nprocs, bad >= 0) || bad >= 0;
 }
 
 /* Runs warm-up + timed iterations of one size into rec.  1: validation failed. */
@@ -805,19 +818,40 @@ static int measure_size(const options_t *o, bench_ctx_t *c, records_t *rec, size
     return 0;
 }
 
-/* Reduces the records of one size onto rank 0, which prints its line. */
+/* Gathers n doubles of every rank onto rank 0 (all: nprocs * n there) and
+ * folds them elementwise into out (MPI_MAX if want_max, else MPI_MIN). */
+static void gather_fold(bench_ctx_t *c, const double *mine, double *all, int n,
+                        int want_max, double *out)
+{
+    MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, c->comm);
+    if (0 != c->rank) return;
+    for (int i = 0; i < n; i++) {
+        double v = all[i];
+        for (int r = 1; r < c->nprocs; r++) {
+            double x = all[(size_t)r * (size_t)n + (size_t)i];
+            v = want_max ? (x > v ? x : v) : (x < v ? x : v);
+        }
+        out[i] = v;
+    }
+}
+
+/* Collects the records of one size on rank 0, which prints its line. */
 static void report_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size,
                         int iters, int one_node)
 {
-    double sum = 0.0, amin, amax, asum;
+    double sum = 0.0, amin = 0.0, amax = 0.0, asum = 0.0;
     for (int i = 0; i < iters; i++) sum += rec->times[i];
     double avg = sum / iters;
-    MPI_Reduce(&avg, &amin, 1, MPI_DOUBLE, MPI_MIN, 0, c->comm);
-    MPI_Reduce(&avg, &amax, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm);
-    MPI_Reduce(&avg, &asum, 1, MPI_DOUBLE, MPI_SUM, 0, c->comm);
-    MPI_Reduce(rec->tlast, rec->r_last, iters, MPI_DOUBLE, MPI_MAX, 0, c->comm);
-    MPI_Reduce(rec->t_end, rec->r_end, iters, MPI_DOUBLE, MPI_MAX, 0, c->comm);
-    MPI_Reduce(rec->t_start, rec->r_start, iters, MPI_DOUBLE, MPI_MIN, 0, c->comm);
+    MPI_Gather(&avg, 1, MPI_DOUBLE, rec->all, 1, MPI_DOUBLE, 0, c->comm);
+    for (int r = 0; 0 == c->rank && r < c->nprocs; r++) {
+        double v = rec->all[r];
+        amin = r == 0 || v < amin ? v : amin;
+        amax = r == 0 || v > amax ? v : amax;
+        asum += v;
+    }
+    gather_fold(c, rec->tlast, rec->all, iters, 1, rec->r_last);
+    gather_fold(c, rec->t_end, rec->all, iters, 1, rec->r_end);
+    gather_fold(c, rec->t_start, rec->all, iters, 0, rec->r_start);
     if (0 != c->rank) return;
 
     double *span = rec->r_end, *last = rec->r_last, ssum = 0.0, lsum = 0.0;
@@ -908,7 +942,7 @@ int main(int argc, char **argv)
     int max_iters = o.iters_small > o.iters_large ? o.iters_small : o.iters_large;
     records_t rec;
     memset(&rec, 0, sizeof(rec));
-    if (!records_alloc(&rec, max_iters) || posix_memalign(&c.sbuf, 4096, o.max_size) ||
+    if (!records_alloc(&rec, max_iters, nprocs, rank) || posix_memalign(&c.sbuf, 4096, o.max_size) ||
         posix_memalign(&c.rbuf, 4096, o.max_size) ||
         (o.validate && posix_memalign(&c.ebuf, 4096, o.max_size))) {
         fprintf(stderr, "rank %d: out of memory (max size %zu)\n", rank, o.max_size);
