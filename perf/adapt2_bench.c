@@ -942,8 +942,8 @@ int main(int argc, char **argv)
     int max_iters = o.iters_small > o.iters_large ? o.iters_small : o.iters_large;
     records_t rec;
     memset(&rec, 0, sizeof(rec));
-    if (!records_alloc(&rec, max_iters, nprocs, rank) || posix_memalign(&c.sbuf, 4096, o.max_size) ||
-        posix_memalign(&c.rbuf, 4096, o.max_size) ||
+    if (!records_alloc(&rec, max_iters, nprocs, rank) ||
+        posix_memalign(&c.sbuf, 4096, o.max_size) || posix_memalign(&c.rbuf, 4096, o.max_size) ||
         (o.validate && posix_memalign(&c.ebuf, 4096, o.max_size))) {
         fprintf(stderr, "rank %d: out of memory (max size %zu)\n", rank, o.max_size);
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -5,19 +5,35 @@ Runs perf/adapt2_bench (an OSU-style benchmark) once per component and
 collective, interleaved run by run (A B C A B C ...) so that the drift of a
 busy machine hits every component alike, repeats that --repeat times, and
 prints per message size the median over repeats of each component's average
-latency (OSU's number), of its "last" latency (per-iteration max over ranks of
-the time in the call) and of its end-to-end "span" (latest return on any rank
-minus the root's call; one node only), their spread (min-max over repeats),
-and the ratios of the first component (adapt2 by default) to each other one:
-a ratio < 1 means the first component is faster.  It ends with one line per
-collective and other component: the geometric mean of the ratios over sizes
->= 64 KiB.
+latency (OSU's number), of its "last" latency (per-iteration max, over the
+ranks that receive the result, of the time in the call: every rank for bcast
+and allreduce, the root for reduce) and of its end-to-end "span" (latest
+return on a receiving rank minus the earliest call on a rank that has data;
+one node only), their spread (min-max over repeats), and the ratios of the
+first component (adapt2 by default) to each other one: a ratio < 1 means the
+first component is faster.  It ends with one line per collective and other
+component: the geometric mean of the ratios over sizes >= 64 KiB.
+
+Collectives: bcast, ibcast, reduce, ireduce, allreduce, iallreduce (--op picks
+the reduction op, --type the datatype; by default the benchmark's: char for
+broadcasts, float for reductions, as OSU).  What each component stands for:
+  tuned / libnbc  Open MPI's default: tuned for the blocking collectives,
+                  libnbc for the non-blocking ones (whichever of the two names
+                  is given, the run is labelled by what really runs);
+  adapt           upstream coll/adapt (bcast, ibcast, reduce, ireduce only;
+                  skipped, with a note, for the others, where its run would
+                  just be tuned/libnbc again);
+  han             coll/han (bcast, reduce, allreduce only; likewise);
+  adapt2          this component.
 
 Before the runs, a pre-flight run per component with --mca coll_base_verbose 10
-checks that the component is really selected (--no-check skips it).
+checks that the component is really selected, and ompi_info tells whether
+adapt2 has an algorithm parameter for each collective (if not, its calls fall
+back to tuned/libnbc and a note says so); --no-check skips both.
 
   perf/compare.py --component-dir <builddir>/.libs            # the default run
   perf/compare.py --quick --component-dir <builddir>/.libs --validate
+  perf/compare.py --collective reduce,allreduce --op max --component-dir ...
 
 Writes DIR/raw.csv (every size of every run), DIR/summary.csv (the table),
 DIR/logs/ (each run's command and output) and DIR/<collective>.png (gnuplot,
@@ -38,20 +54,32 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# What perf/adapt2_bench -k knows.
+COLLECTIVES = ('bcast', 'ibcast', 'reduce', 'ireduce', 'allreduce', 'iallreduce')
+NONBLOCKING = ('ibcast', 'ireduce', 'iallreduce')
+REDUCTIONS = ('reduce', 'ireduce', 'allreduce', 'iallreduce')
+OPS = ('sum', 'max', 'min', 'prod')
+TYPES = ('char', 'int', 'float', 'double')
+
 # How each component is selected.  "module": the coll module that must show up
 # as "selecting <module>, ... Enabled" in the pre-flight check (None: Open
-# MPI's default selection, nothing to check).
+# MPI's default selection, nothing to check).  "implements": the collectives
+# it has its own code for (None: all of them); for the others its run would
+# measure Open MPI's default again, so it is skipped there.
 COMPONENTS = {
-    'adapt2': {'mca': [('coll_adapt2_priority', '100')], 'module': 'adapt2'},
-    'tuned': {'mca': [], 'module': None},      # the default on this machine
-    'libnbc': {'mca': [], 'module': None},     # the default for MPI_I* collectives
-    'adapt': {'mca': [('coll_adapt_priority', '100')], 'module': 'adapt'},
-    'han': {'mca': [('coll_han_priority', '100')], 'module': 'han'},
+    'adapt2': {'mca': [('coll_adapt2_priority', '100')], 'module': 'adapt2',
+               'implements': None},
+    'tuned': {'mca': [], 'module': None, 'implements': None},   # the default here
+    'libnbc': {'mca': [], 'module': None, 'implements': None},  # the default for MPI_I*
+    'adapt': {'mca': [('coll_adapt_priority', '100')], 'module': 'adapt',
+              'implements': ('bcast', 'ibcast', 'reduce', 'ireduce')},
+    'han': {'mca': [('coll_han_priority', '100')], 'module': 'han',
+            'implements': ('bcast', 'reduce', 'allreduce')},
 }
-COLLECTIVES = ('bcast', 'ibcast')   # what perf/adapt2_bench -k knows
 ALWAYS = ['--oversubscribe', '--bind-to', 'none', '--mca', 'mpi_yield_when_idle', '1']
 RATIO_FROM = 64 * 1024              # summary line: sizes >= this
 QUICK = {'sizes': '1:1M', 'iters': '50:20', 'warmup': '5:2', 'repeat': 2}
@@ -61,10 +89,12 @@ OPTIONAL_COLUMNS = ('span_us', 'span_median_us')
 # first two.
 METRICS = (
     ('avg', 'avg_us', 'OSU average latency: per-rank mean over iterations, mean over ranks'),
-    ('last', 'last_us', 'time until the last rank holds the data: per-iteration max over '
-                        'ranks of the time in the call, mean over iterations'),
-    ('span', 'span_us', "end to end: latest return on any rank minus the root's call, "
-                        'mean over iterations (one node only)'),
+    ('last', 'last_us', 'time until the last rank that receives the result has it (all '
+                        'ranks; reduce: the root): per-iteration max over those ranks of '
+                        'the time in the call, mean over iterations'),
+    ('span', 'span_us', 'end to end: latest return on a receiving rank minus the earliest '
+                        "call on a rank with data (bcast: the root's call), mean over "
+                        'iterations (one node only)'),
 )
 
 
@@ -74,10 +104,18 @@ class UsageError(Exception):
 
 def label(component, collective):
     """Name of what actually runs: tuned has no non-blocking collectives, so
-    the default for ibcast is libnbc (and libnbc has no blocking ones)."""
+    the default for the MPI_I* ones is libnbc (and libnbc has no blocking
+    ones)."""
     if component in ('tuned', 'libnbc'):
-        return 'libnbc' if collective.startswith('i') else 'tuned'
+        return 'libnbc' if collective in NONBLOCKING else 'tuned'
     return component
+
+
+def algorithm_param(collective):
+    """adapt2's MCA parameter that chooses the algorithm of a collective (the
+    non-blocking variant shares the blocking one's)."""
+    base = collective[1:] if collective in NONBLOCKING else collective
+    return 'coll_adapt2_%s_algorithm' % base
 
 
 def parse_size(text):
@@ -110,19 +148,38 @@ def iter_spec(text, what):
     return text
 
 
-def parse_args(argv):
+def comma_list(text, known, what):
+    items = [c.strip() for c in text.split(',') if c.strip()]
+    for c in items:
+        if c not in known:
+            raise UsageError('unknown %s %r (known: %s)' % (what, c, ', '.join(known)))
+    if not items:
+        raise UsageError('no %ss' % what)
+    return items
+
+
+def build_parser():
     p = argparse.ArgumentParser(
         prog='compare.py',
         description='Run perf/adapt2_bench for several coll components, interleaved, and '
                     'compare them (table on stdout, CSV and PNG under --out).',
         epilog='Ratios are first-component/other (adapt2/other by default): < 1 means the '
-               'first component is faster. Example: perf/compare.py --quick '
-               '--component-dir /tmp/build/.libs --validate')
+               'first component is faster. Components that have no code of their own for a '
+               'collective (adapt, han) are skipped for it with a note. Example: '
+               'perf/compare.py --quick --component-dir /tmp/build/.libs --validate '
+               '--collective bcast,reduce,allreduce')
     p.add_argument('--components', default='adapt2,tuned,adapt',
                    help='comma list from %s (default: adapt2,tuned,adapt); the first one is '
-                        'the reference of the ratios' % ','.join(COMPONENTS))
+                        'the reference of the ratios; tuned and libnbc both mean Open MPI\'s '
+                        'default (tuned for blocking, libnbc for non-blocking collectives)'
+                        % ','.join(COMPONENTS))
     p.add_argument('--collective', default='bcast',
                    help='comma list from %s (default: bcast)' % ','.join(COLLECTIVES))
+    p.add_argument('--op', default='sum', choices=OPS,
+                   help='reduction op of the reductions (default: sum, as OSU)')
+    p.add_argument('--type', default=None, choices=TYPES,
+                   help="datatype (benchmark -T; default: the benchmark's, char for "
+                        'broadcasts and float for reductions, as OSU)')
     p.add_argument('--sizes', default=None,
                    help='MIN:MAX message sizes in bytes, powers of two, K/M suffixes '
                         '(default 1:16M; --quick: %s)' % QUICK['sizes'])
@@ -151,66 +208,75 @@ def parse_args(argv):
                    help='results directory (default perf/results/<timestamp>)')
     p.add_argument('--mpirun', default='mpirun', help='mpirun to use (default: mpirun)')
     p.add_argument('--no-check', action='store_true',
-                   help='skip the pre-flight check that each component is really selected')
+                   help='skip the pre-flight checks (component selected, adapt2 algorithm '
+                        'parameters)')
     p.add_argument('--no-plot', action='store_true', help='do not run gnuplot')
     p.add_argument('--quick', action='store_true',
                    help='few sizes, iterations and repeats (a smoke test, well under a '
-                        'minute); explicit options still win')
+                        'minute per collective); explicit options still win')
+    return p
+
+
+def apply_defaults(a):
+    if a.quick:
+        a.sizes = a.sizes or QUICK['sizes']
+        a.iters = a.iters or QUICK['iters']
+        a.warmup = a.warmup or QUICK['warmup']
+        a.repeat = a.repeat if a.repeat is not None else QUICK['repeat']
+    a.sizes = a.sizes or '1:16M'
+    a.repeat = 3 if a.repeat is None else a.repeat
+
+
+def check_numbers(a):
+    lo, sep, hi = a.sizes.partition(':')
+    a.min_size, a.max_size = (parse_size(lo), parse_size(hi)) if sep else (1, parse_size(lo))
+    if a.min_size < 1:
+        raise UsageError('sizes start at 1 byte')
+    if a.min_size > a.max_size:
+        raise UsageError('--sizes: MIN %d > MAX %d' % (a.min_size, a.max_size))
+    if a.max_size > 2**31 - 1:
+        raise UsageError('--sizes: MAX above 2 GiB - 1')
+    if a.np < 1:
+        raise UsageError('--np must be at least 1')
+    if a.repeat < 1:
+        raise UsageError('--repeat must be at least 1')
+    if a.timeout <= 0:
+        raise UsageError('--timeout must be positive')
+    if a.iters is not None:
+        iter_spec(a.iters, '--iters')
+    if a.warmup is not None:
+        iter_spec(a.warmup, '--warmup')
+
+
+def check_paths(a):
+    a.extra = []
+    for item in a.extra_mca.split(','):
+        if not item.strip():
+            continue
+        kv = item.split()
+        if len(kv) != 2:
+            raise UsageError('--extra-mca: %r is not "KEY VALUE"' % item.strip())
+        a.extra += kv
+    if a.component_dir is not None:
+        a.component_dir = os.path.abspath(a.component_dir)
+        if not os.path.isdir(a.component_dir):
+            raise UsageError('--component-dir %s: no such directory' % a.component_dir)
+        if not os.path.exists(os.path.join(a.component_dir, 'mca_coll_adapt2.so')) \
+                and 'adapt2' in a.components:
+            raise UsageError('--component-dir %s has no mca_coll_adapt2.so' % a.component_dir)
+    a.bench = find_bench(a)
+
+
+def parse_args(argv):
+    p = build_parser()
     a = p.parse_args(argv)
     try:
-        a.components = [c.strip() for c in a.components.split(',') if c.strip()]
-        for c in a.components:
-            if c not in COMPONENTS:
-                raise UsageError('unknown component %r (known: %s)' % (c, ', '.join(COMPONENTS)))
-        if not a.components:
-            raise UsageError('no components')
-        a.collectives = [c.strip() for c in a.collective.split(',') if c.strip()]
-        for c in a.collectives:
-            if c not in COLLECTIVES:
-                raise UsageError('unknown collective %r (known: %s)' % (c, ', '.join(COLLECTIVES)))
-        if not a.collectives:
-            raise UsageError('no collectives')
-        if a.quick:
-            a.sizes = a.sizes or QUICK['sizes']
-            a.iters = a.iters or QUICK['iters']
-            a.warmup = a.warmup or QUICK['warmup']
-            a.repeat = a.repeat if a.repeat is not None else QUICK['repeat']
-        a.sizes = a.sizes or '1:16M'
-        a.repeat = 3 if a.repeat is None else a.repeat
-        lo, sep, hi = a.sizes.partition(':')
-        a.min_size, a.max_size = (parse_size(lo), parse_size(hi)) if sep else (1, parse_size(lo))
-        if a.min_size < 1:
-            raise UsageError('sizes start at 1 byte')
-        if a.min_size > a.max_size:
-            raise UsageError('--sizes: MIN %d > MAX %d' % (a.min_size, a.max_size))
-        if a.max_size > 2**31 - 1:
-            raise UsageError('--sizes: MAX above 2 GiB - 1')
-        if a.np < 1:
-            raise UsageError('--np must be at least 1')
-        if a.repeat < 1:
-            raise UsageError('--repeat must be at least 1')
-        if a.timeout <= 0:
-            raise UsageError('--timeout must be positive')
-        if a.iters is not None:
-            iter_spec(a.iters, '--iters')
-        if a.warmup is not None:
-            iter_spec(a.warmup, '--warmup')
-        a.extra = []
-        for item in a.extra_mca.split(','):
-            if not item.strip():
-                continue
-            kv = item.split()
-            if len(kv) != 2:
-                raise UsageError('--extra-mca: %r is not "KEY VALUE"' % item.strip())
-            a.extra += kv
-        if a.component_dir is not None:
-            a.component_dir = os.path.abspath(a.component_dir)
-            if not os.path.isdir(a.component_dir):
-                raise UsageError('--component-dir %s: no such directory' % a.component_dir)
-            if not os.path.exists(os.path.join(a.component_dir, 'mca_coll_adapt2.so')) \
-                    and 'adapt2' in a.components:
-                raise UsageError('--component-dir %s has no mca_coll_adapt2.so' % a.component_dir)
-        a.bench = find_bench(a)
+        a.components = comma_list(a.components, COMPONENTS, 'component')
+        a.collectives = comma_list(a.collective, COLLECTIVES, 'collective')
+        apply_defaults(a)
+        check_numbers(a)
+        check_paths(a)
+        a.plan, a.notes = build_plan(a)
     except UsageError as e:
         p.print_usage(sys.stderr)
         print('compare.py: error: %s' % e, file=sys.stderr)
@@ -245,7 +311,7 @@ def pkglibdir():
     return m.group(1).strip()
 
 
-def mpirun_cmd(a, component, np, bench_args, libdir):
+def mpirun_cmd(a, component, np, args, libdir):
     cmd = [a.mpirun] + ALWAYS + ['-np', str(np)]
     for k, v in COMPONENTS[component]['mca']:
         cmd += ['--mca', k, v]
@@ -253,7 +319,7 @@ def mpirun_cmd(a, component, np, bench_args, libdir):
         cmd += ['--mca', 'mca_base_component_path', a.component_dir + ':' + libdir]
     for i in range(0, len(a.extra), 2):
         cmd += ['--mca', a.extra[i], a.extra[i + 1]]
-    return cmd + [a.bench] + bench_args
+    return cmd + [a.bench] + args
 
 
 def run_env():
@@ -306,26 +372,233 @@ def parse_bench(out):
     return rows
 
 
-def preflight(a, libdir, logdir):
+def parse_meta(out):
+    """The key=value pairs of the benchmark's '# adapt2_bench ...' line."""
+    for line in out.splitlines():
+        if line.startswith('# adapt2_bench '):
+            return dict(kv.split('=', 1) for kv in line.split()[2:] if '=' in kv)
+    return {}
+
+
+def bench_args(a, coll):
+    """The benchmark's arguments for one collective."""
+    args = ['-k', coll, '-m', '%d:%d' % (a.min_size, a.max_size)]
+    if a.iters:
+        args += ['-i', a.iters]
+    if a.warmup:
+        args += ['-x', a.warmup]
+    if a.validate:
+        args += ['-c']
+    if a.type:
+        args += ['-T', a.type]
+    if coll in REDUCTIONS:
+        args += ['-o', a.op]
+    return args
+
+
+def build_plan(a):
+    """[(collective, component, label)], one entry per label and collective,
+    without the components that have no code for a collective; and notes."""
+    plan, notes = [], []
+    for coll in a.collectives:
+        seen = []
+        for comp in a.components:
+            impl = COMPONENTS[comp]['implements']
+            if impl is not None and coll not in impl:
+                notes.append('%s implements no %s (its run would just be %s again): skipped '
+                             'for %s' % (comp, coll, label('tuned', coll), coll))
+                continue
+            lab = label(comp, coll)
+            if lab not in seen:
+                seen.append(lab)
+                plan.append((coll, comp, lab))
+        if len(seen) == 1:
+            notes.append('%s: only %s runs, nothing to compare with' % (coll, seen[0]))
+    if not plan:
+        raise UsageError('no component runs any of the collectives %s'
+                         % ','.join(a.collectives))
+    return plan, notes
+
+
+def preflight(a, plan, env):
     """Checks, for every component that needs one, that its module is really
     enabled on MPI_COMM_WORLD (a wrong --component-dir would otherwise give
     Open MPI's default and ratios of 1)."""
-    for comp in a.components:
+    first = {}
+    for coll, comp, _ in plan:
+        first.setdefault(comp, coll)
+    for comp, coll in first.items():
         module = COMPONENTS[comp]['module']
         if not module:
             continue
-        cmd = mpirun_cmd(a, comp, a.np, ['-k', a.collectives[0], '-m', '1', '-i', '1', '-x', '0'],
-                         libdir)
+        cmd = mpirun_cmd(a, comp, a.np, bench_args(a, coll)[:2] +
+                         ['-m', '8', '-i', '1', '-x', '0'], env.libdir)
         cmd[1:1] = ['--mca', 'coll_base_verbose', '10']
         print('[check] %s is selected ...' % comp, file=sys.stderr, flush=True)
         rc, out, err, _ = run(cmd, a.timeout)
-        with open(os.path.join(logdir, 'check_%s.txt' % comp), 'w') as f:
+        log = os.path.join(env.logdir, 'check_%s.txt' % comp)
+        with open(log, 'w') as f:
             f.write('# command: %s\n%s\n# stderr:\n%s' % (shlex.join(cmd), out, err))
         pat = re.compile(r'selecting\s+%s, priority\s+\d+, Enabled' % re.escape(module))
         if rc != 0 or not pat.search(out + err):
             sys.exit('compare.py: %s is not selected (rc %s); see %s\n  command: %s' % (
-                comp, 'timeout' if rc is None else rc,
-                os.path.join(logdir, 'check_%s.txt' % comp), shlex.join(cmd)))
+                comp, 'timeout' if rc is None else rc, log, shlex.join(cmd)))
+
+
+def adapt2_coverage(a, plan, env):
+    """Notes for the collectives adapt2 registers no algorithm parameter for:
+    its module is selected, but those calls go to its fallback (tuned or
+    libnbc), so the ratios say nothing about adapt2."""
+    colls = [coll for coll, comp, _ in plan if comp == 'adapt2']
+    if not colls:
+        return []
+    cmd = ['ompi_info', '--param', 'coll', 'adapt2', '--level', '9', '--parsable']
+    run_env_ = dict(os.environ)
+    if a.component_dir:  # ompi_info ignores --mca mca_base_component_path; not the env
+        run_env_['OMPI_MCA_mca_base_component_path'] = a.component_dir + ':' + env.libdir
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                             env=run_env_).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return ['adapt2: cannot run ompi_info (%s): implemented collectives unknown' % e]
+    return ['adapt2 registers no %s: its %s presumably falls back to %s (ratio ~1)'
+            % (algorithm_param(c), c, label('tuned', c))
+            for c in colls if (':param:%s:' % algorithm_param(c)) not in out]
+
+
+def run_one(a, env, n, total, rep, coll, comp, lab):
+    """One mpirun; (rows, None) or (None, why it failed)."""
+    cmd = mpirun_cmd(a, comp, a.np, bench_args(a, coll), env.libdir)
+    print('[%d/%d] %s %s np=%d repeat %d/%d ...' % (n, total, lab, coll, a.np,
+          rep + 1, a.repeat), end='', file=sys.stderr, flush=True)
+    rc, out, err, secs = run(cmd, a.timeout)
+    log = os.path.join(env.logdir, '%02d_%s_%s_r%d.txt' % (n, coll, lab, rep + 1))
+    with open(log, 'w') as f:
+        f.write('# command: %s\n# rc: %s, %.1f s\n%s\n# stderr:\n%s'
+                % (shlex.join(cmd), rc, secs, out, err))
+    if rc != 0:
+        print(' FAILED', file=sys.stderr)
+        why = 'timed out after %.0f s' % a.timeout if rc is None else 'exit status %d' % rc
+        tail = '\n'.join((err.strip() or out.strip()).splitlines()[-15:])
+        return None, '%s %s repeat %d %s\n  command: %s\n  log: %s\n%s' % (
+            lab, coll, rep + 1, why, shlex.join(cmd), log, tail)
+    try:
+        rows = parse_bench(out)
+    except ValueError as e:
+        print(' FAILED', file=sys.stderr)
+        return None, '%s %s: cannot parse the output (%s); log: %s' % (lab, coll, e, log)
+    print(' %.1f s' % secs, file=sys.stderr, flush=True)
+    meta = parse_meta(out)
+    env.meta.setdefault(coll, meta)
+    extra = dict(run=n, repeat=rep + 1, collective=coll, component=lab, np=a.np,
+                 type=meta.get('type', ''), op=meta.get('op', '-').strip('-'),
+                 wall_s='%.2f' % secs, validate=int(a.validate))
+    return [dict(r, **extra) for r in rows], None
+
+
+def run_matrix(a, plan, env):
+    """All runs, interleaved; fills env.results[coll][label][size] with one
+    {metric: value} per repeat and writes raw.csv.  None, or why it failed."""
+    fields = ['run', 'repeat', 'collective', 'component', 'np', 'type', 'op'] + \
+        list(COLUMNS) + list(OPTIONAL_COLUMNS) + ['wall_s', 'validate']
+    total, n = len(plan) * a.repeat, 0
+    with open(env.raw_path, 'w', newline='') as fraw:
+        wr = csv.DictWriter(fraw, fieldnames=fields, extrasaction='ignore')
+        wr.writeheader()
+        for rep in range(a.repeat):
+            for coll, comp, lab in plan:
+                n += 1
+                rows, failed = run_one(a, env, n, total, rep, coll, comp, lab)
+                if failed:
+                    return failed
+                for r in rows:
+                    wr.writerow(r)
+                    env.results.setdefault(coll, {}).setdefault(lab, {}).setdefault(
+                        r['size'], []).append({m: r.get(col, float('nan'))
+                                               for m, col, _ in METRICS})
+                fraw.flush()
+    return None
+
+
+def setup(a):
+    out_dir = a.out or os.path.join(HERE, 'results',
+                                    datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
+    env = types.SimpleNamespace(t_start=time.time(), libdir=pkglibdir(), out_dir=out_dir,
+                                logdir=os.path.join(out_dir, 'logs'),
+                                raw_path=os.path.join(out_dir, 'raw.csv'),
+                                sum_path=os.path.join(out_dir, 'summary.csv'),
+                                results={}, meta={})
+    os.makedirs(env.logdir, exist_ok=True)
+    return env
+
+
+def print_notes(notes):
+    for note in notes:
+        print('compare.py: note: %s' % note, file=sys.stderr)
+
+
+def summarize(a, plan, env):
+    """Tables on stdout, PNGs; (summary rows, closing lines, PNG paths)."""
+    rows, closing, pngs = [], [], []
+    for coll in a.collectives:
+        labels = [lab for c, _, lab in plan if c == coll]
+        if not labels:
+            continue
+        rows += print_tables(a, coll, labels, env.results[coll], closing,
+                             env.meta.get(coll, {}))
+        if not a.no_plot:
+            png = plot(a, env, coll, labels)
+            if png:
+                pngs.append(png)
+    return rows, closing, pngs
+
+
+def write_summary(env, rows):
+    with open(env.sum_path, 'w', newline='') as f:
+        fields = ['collective', 'np', 'type', 'op', 'size', 'component', 'repeats']
+        fields += ['%s_%s_us' % (m, k) for m, _, _ in METRICS for k in ('median', 'min', 'max')]
+        fields += ['ratio_%s' % m for m, _, _ in METRICS] + ['reference']
+        wr = csv.DictWriter(f, fieldnames=fields)
+        wr.writeheader()
+        wr.writerows(rows)
+
+
+def print_footer(env, closing, notes, pngs):
+    print()
+    for line in closing + ['note: %s' % n for n in notes]:
+        print(line)
+    print()
+    print('elapsed: %.0f s' % (time.time() - env.t_start))
+    print('raw CSV:     %s' % env.raw_path)
+    print('summary CSV: %s' % env.sum_path)
+    for png in pngs:
+        print('plot:        %s' % png)
+    print('logs:        %s' % env.logdir)
+
+
+def main(argv):
+    a = parse_args(argv)
+    plan, notes = a.plan, list(a.notes)
+    env = setup(a)
+    print('# compare.py: bench=%s np=%d repeat=%d sizes=%s:%s components=%s collectives=%s '
+          'op=%s%s%s' % (a.bench, a.np, a.repeat, human_size(a.min_size),
+                         human_size(a.max_size), ','.join(a.components),
+                         ','.join(a.collectives), a.op, ' type=%s' % a.type if a.type else '',
+                         ' component-dir=%s' % a.component_dir if a.component_dir else ''),
+          file=sys.stderr)
+    if not a.no_check:
+        preflight(a, plan, env)
+        notes += adapt2_coverage(a, plan, env)
+    print_notes(notes)
+    failed = run_matrix(a, plan, env)
+    if failed:
+        print('compare.py: run failed: %s' % failed, file=sys.stderr)
+        print('raw CSV so far: %s' % env.raw_path, file=sys.stderr)
+        return 1
+    rows, closing, pngs = summarize(a, plan, env)
+    write_summary(env, rows)
+    print_footer(env, closing, notes, pngs)
+    return 0
 
 
 def spread(vals):
@@ -337,213 +610,130 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
 
 
-def main(argv):
-    a = parse_args(argv)
-    t_start = time.time()
-    libdir = pkglibdir()
-    out_dir = a.out or os.path.join(HERE, 'results',
-                                    datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
-    logdir = os.path.join(out_dir, 'logs')
-    os.makedirs(logdir, exist_ok=True)
+class Stats:
+    """Medians and spreads over repeats of one collective's runs, and the
+    ratios of the reference (the first label) to the others."""
 
-    bench_common = ['-m', '%d:%d' % (a.min_size, a.max_size)]
-    if a.iters:
-        bench_common += ['-i', a.iters]
-    if a.warmup:
-        bench_common += ['-x', a.warmup]
-    if a.validate:
-        bench_common += ['-c']
+    def __init__(self, labels, res):
+        self.labels, self.ref, self.others = labels, labels[0], labels[1:]
+        self.res = res
+        self.sizes = sorted(set().union(*(res[lab].keys() for lab in labels)))
+        # st[lab, size][metric] = (median, min, max) over repeats, or None (no data)
+        self.st = {}
+        for lab in labels:
+            for s in self.sizes:
+                runs = res[lab].get(s, [])
+                if runs:
+                    self.st[lab, s] = {
+                        m: None if any(math.isnan(r[m]) for r in runs)
+                        else spread([r[m] for r in runs]) for m, _, _ in METRICS}
 
-    # (collective, component, label), deduplicated by label per collective.
-    plan = []
-    for coll in a.collectives:
-        seen = set()
-        for comp in a.components:
-            lab = label(comp, coll)
-            if lab not in seen:
-                seen.add(lab)
-                plan.append((coll, comp, lab))
-    total = len(plan) * a.repeat
-
-    print('# compare.py: bench=%s np=%d repeat=%d sizes=%s:%s components=%s collectives=%s%s'
-          % (a.bench, a.np, a.repeat, human_size(a.min_size), human_size(a.max_size),
-             ','.join(a.components), ','.join(a.collectives),
-             ' component-dir=%s' % a.component_dir if a.component_dir else ''),
-          file=sys.stderr)
-    if not a.no_check:
-        preflight(a, libdir, logdir)
-
-    raw_path = os.path.join(out_dir, 'raw.csv')
-    raw_fields = ['run', 'repeat', 'collective', 'component', 'np'] + list(COLUMNS) + \
-                 list(OPTIONAL_COLUMNS) + ['wall_s', 'validate']
-    raw = []          # dict rows
-    # results[coll][label][size] -> list of (avg, last)
-    results = {}
-    n = 0
-    failed = None
-    with open(raw_path, 'w', newline='') as fraw:
-        wr = csv.DictWriter(fraw, fieldnames=raw_fields, extrasaction='ignore')
-        wr.writeheader()
-        for rep in range(a.repeat):
-            for coll, comp, lab in plan:
-                n += 1
-                cmd = mpirun_cmd(a, comp, a.np, ['-k', coll] + bench_common, libdir)
-                print('[%d/%d] %s %s np=%d repeat %d/%d ...' % (n, total, lab, coll, a.np,
-                      rep + 1, a.repeat), end='', file=sys.stderr, flush=True)
-                rc, out, err, secs = run(cmd, a.timeout)
-                log = os.path.join(logdir, '%02d_%s_%s_r%d.txt' % (n, coll, lab, rep + 1))
-                with open(log, 'w') as f:
-                    f.write('# command: %s\n# rc: %s, %.1f s\n%s\n# stderr:\n%s'
-                            % (shlex.join(cmd), rc, secs, out, err))
-                if rc != 0:
-                    print(' FAILED', file=sys.stderr)
-                    why = 'timed out after %.0f s' % a.timeout if rc is None else 'exit status %d' % rc
-                    tail = '\n'.join((err.strip() or out.strip()).splitlines()[-15:])
-                    failed = '%s %s repeat %d %s\n  command: %s\n  log: %s\n%s' % (
-                        lab, coll, rep + 1, why, shlex.join(cmd), log, tail)
-                    break
-                try:
-                    rows = parse_bench(out)
-                except ValueError as e:
-                    print(' FAILED', file=sys.stderr)
-                    failed = '%s %s: cannot parse the output (%s); log: %s' % (lab, coll, e, log)
-                    break
-                print(' %.1f s' % secs, file=sys.stderr, flush=True)
-                for r in rows:
-                    row = dict(r, run=n, repeat=rep + 1, collective=coll, component=lab,
-                               np=a.np, wall_s='%.2f' % secs, validate=int(a.validate))
-                    wr.writerow(row)
-                    raw.append(row)
-                    results.setdefault(coll, {}).setdefault(lab, {}).setdefault(
-                        r['size'], []).append({m: r.get(col, float('nan'))
-                                               for m, col, _ in METRICS})
-                fraw.flush()
-            if failed:
-                break
-    if failed:
-        print('compare.py: run failed: %s' % failed, file=sys.stderr)
-        print('raw CSV so far: %s' % raw_path, file=sys.stderr)
-        return 1
-
-    summary_rows, pngs, closing = [], [], []
-    for coll in a.collectives:
-        labels = [lab for c, _, lab in plan if c == coll]
-        summary_rows += print_tables(a, coll, labels, results[coll], closing)
-        if not a.no_plot:
-            png = plot(a, out_dir, coll, labels, results[coll])
-            if png:
-                pngs.append(png)
-
-    sum_path = os.path.join(out_dir, 'summary.csv')
-    with open(sum_path, 'w', newline='') as f:
-        fields = ['collective', 'np', 'size', 'component', 'repeats']
-        fields += ['%s_%s_us' % (m, k) for m, _, _ in METRICS for k in ('median', 'min', 'max')]
-        fields += ['ratio_%s' % m for m, _, _ in METRICS] + ['reference']
-        wr = csv.DictWriter(f, fieldnames=fields)
-        wr.writeheader()
-        wr.writerows(summary_rows)
-
-    print()
-    for line in closing:
-        print(line)
-    print()
-    print('elapsed: %.0f s' % (time.time() - t_start))
-    print('raw CSV:     %s' % raw_path)
-    print('summary CSV: %s' % sum_path)
-    for png in pngs:
-        print('plot:        %s' % png)
-    print('logs:        %s' % logdir)
-    return 0
-
-
-def print_tables(a, coll, labels, res, closing):
-    ref = labels[0]
-    others = labels[1:]
-    sizes = sorted(set().union(*(res[lab].keys() for lab in labels)))
-    # stats[lab, size][metric] = (median, min, max) over repeats, or None (no data)
-    stats = {}
-    for lab in labels:
-        for s in sizes:
-            runs = res[lab].get(s, [])
-            if runs:
-                st = {}
-                for m, _, _ in METRICS:
-                    vals = [r[m] for r in runs]
-                    st[m] = None if any(math.isnan(v) for v in vals) else spread(vals)
-                stats[lab, s] = st
-
-    def value(lab, s, m):
-        st = stats.get((lab, s))
+    def value(self, lab, s, m):
+        st = self.st.get((lab, s))
         return st[m][0] if st and st[m] else None
 
-    def ratio(o, s, m):
-        num, den = value(ref, s, m), value(o, s, m)
+    def ratio(self, o, s, m):
+        num, den = self.value(self.ref, s, m), self.value(o, s, m)
         return num / den if num is not None and den else None
 
-    summary = []
-    for s in sizes:
-        for lab in labels:
-            if (lab, s) not in stats:
+
+def describe(meta):
+    """'float, op sum' from the benchmark's header, or ''."""
+    parts = []
+    if meta.get('type'):
+        parts.append(meta['type'])
+    if meta.get('op', '-') != '-':
+        parts.append('op %s' % meta['op'])
+    return ', '.join(parts)
+
+
+def summary_rows(a, coll, stats, meta):
+    rows = []
+    for s in stats.sizes:
+        for lab in stats.labels:
+            if (lab, s) not in stats.st:
                 continue
             row = {'collective': coll, 'np': a.np, 'size': s, 'component': lab,
-                   'repeats': len(res[lab][s]), 'reference': ref}
+                   'repeats': len(stats.res[lab][s]), 'reference': stats.ref,
+                   'type': meta.get('type', ''), 'op': meta.get('op', '-').strip('-')}
             for m, _, _ in METRICS:
-                st = stats[lab, s][m]
+                st = stats.st[lab, s][m]
                 for k, v in zip(('median', 'min', 'max'), st or ('', '', '')):
                     row['%s_%s_us' % (m, k)] = '%.3f' % v if st else ''
-                if lab != ref:
-                    r = ratio(lab, s, m)
+                if lab != stats.ref:
+                    r = stats.ratio(lab, s, m)
                     row['ratio_%s' % m] = '%.4f' % r if r is not None else ''
-            summary.append(row)
+            rows.append(row)
+    return rows
 
-    def cell(t):
-        if t is None:
-            return '-'
-        med, lo, hi = t
-        return '%s [%s-%s]' % (fmt_us(med), fmt_us(lo), fmt_us(hi))
 
-    for m, _, what in METRICS:
-        if not any(st[m] for st in stats.values()):
-            print()
-            print('== %s np=%d, %s latency: no data (%s)' % (coll, a.np, m, what))
-            continue
-        print()
-        print('== %s np=%d, %s latency in us: median [min-max] over %d repeats; '
-              'ratio = %s/other (< 1: %s faster)' % (coll, a.np, m, a.repeat, ref, ref))
-        print('   %s: %s' % (m, what))
-        cells = {(lab, s): cell(stats[lab, s][m]) for (lab, s) in stats}
-        w = max([len(c) for c in cells.values()] + [len(l) for l in labels]) + 2
-        ratio_names = ['%s/%s' % (ref, o) for o in others]
-        rw = [max(len(r) + 2, 8) for r in ratio_names]
-        print('%8s' % 'size' + ''.join('%*s' % (w, lab) for lab in labels) +
-              ''.join('%*s' % (x, r) for x, r in zip(rw, ratio_names)))
-        for s in sizes:
-            line = '%8s' % human_size(s)
-            line += ''.join('%*s' % (w, cells.get((lab, s), '-')) for lab in labels)
-            for o, x in zip(others, rw):
-                r = ratio(o, s, m)
-                line += '%*.2f' % (x, r) if r is not None else '%*s' % (x, '-')
-            print(line)
+def cell(t):
+    if t is None:
+        return '-'
+    med, lo, hi = t
+    return '%s [%s-%s]' % (fmt_us(med), fmt_us(lo), fmt_us(hi))
 
+
+def print_metric_table(a, coll, stats, m, what, desc):
+    ref, labels = stats.ref, stats.labels
+    title = '%s np=%d%s' % (coll, a.np, ' (%s)' % desc if desc else '')
+    print()
+    if not any(st[m] for st in stats.st.values()):
+        print('== %s, %s latency: no data (%s)' % (title, m, what))
+        return
+    print('== %s, %s latency in us: median [min-max] over %d repeats; '
+          'ratio = %s/other (< 1: %s faster)' % (title, m, a.repeat, ref, ref))
+    print('   %s: %s' % (m, what))
+    cells = {k: cell(st[m]) for k, st in stats.st.items()}
+    w = max([len(c) for c in cells.values()] + [len(l) for l in labels]) + 2
+    ratio_names = ['%s/%s' % (ref, o) for o in stats.others]
+    rw = [max(len(r) + 2, 8) for r in ratio_names]
+    print('%8s' % 'size' + ''.join('%*s' % (w, lab) for lab in labels) +
+          ''.join('%*s' % (x, r) for x, r in zip(rw, ratio_names)))
+    for s in stats.sizes:
+        line = '%8s' % human_size(s)
+        line += ''.join('%*s' % (w, cells.get((lab, s), '-')) for lab in labels)
+        for o, x in zip(stats.others, rw):
+            r = stats.ratio(o, s, m)
+            line += '%*.2f' % (x, r) if r is not None else '%*s' % (x, '-')
+        print(line)
+
+
+def closing_lines(a, coll, stats, desc):
+    """Per other component: geometric mean of the per-size ratios."""
     iec = human_size(RATIO_FROM)[:-1] + ' ' + human_size(RATIO_FROM)[-1] + 'iB'
-    for o in others:
-        common = [s for s in sizes if value(ref, s, 'avg') and value(o, s, 'avg')]
+    lines = []
+    for o in stats.others:
+        common = [s for s in stats.sizes
+                  if stats.value(stats.ref, s, 'avg') and stats.value(o, s, 'avg')]
         big = [s for s in common if s >= RATIO_FROM]
         use, where = (big, 'over sizes >= %s' % iec) if big else \
             (common, 'over all sizes (none >= %s)' % iec)
 
         def gm(m, over):
-            rs = [ratio(o, s, m) for s in over]
-            rs = [r for r in rs if r]
+            rs = [r for r in (stats.ratio(o, s, m) for s in over) if r]
             return '%.2f' % geomean(rs) if rs else 'n/a'
-        closing.append('%s np=%d: %s/%s median ratio %s %s (last %s, span %s; all sizes: '
-                       'avg %s; geometric mean of per-size ratios of medians over %d repeats)'
-                       % (coll, a.np, ref, o, gm('avg', use), where, gm('last', use),
-                          gm('span', use), gm('avg', common), a.repeat))
-    return summary
+        lines.append('%s np=%d: %s/%s median ratio %s %s (last %s, span %s; all sizes: '
+                     'avg %s; geometric mean of per-size ratios of medians over %d repeats%s)'
+                     % (coll, a.np, stats.ref, o, gm('avg', use), where, gm('last', use),
+                        gm('span', use), gm('avg', common), a.repeat,
+                        '; %s' % desc if desc else ''))
+    return lines
 
 
-def plot(a, out_dir, coll, labels, res):
+def print_tables(a, coll, labels, res, closing, meta=None):
+    """Prints one table per metric, appends the ratio lines to closing and
+    returns the summary CSV rows."""
+    meta = meta or {}
+    stats = Stats(labels, res)
+    desc = describe(meta)
+    for m, _, what in METRICS:
+        print_metric_table(a, coll, stats, m, what, desc)
+    closing += closing_lines(a, coll, stats, desc)
+    return summary_rows(a, coll, stats, meta)
+
+
+def plot(a, env, coll, labels):
     gp = os.path.join(HERE, 'plot.gp')
     if not shutil.which('gnuplot'):
         print('compare.py: gnuplot not found (Debian package gnuplot-nox): no plot',
@@ -552,9 +742,24 @@ def plot(a, out_dir, coll, labels, res):
     if not os.path.exists(gp):
         print('compare.py: %s missing: no plot' % gp, file=sys.stderr)
         return None
+    res = env.results[coll]
+    lat, nlat = write_latency_dat(env.out_dir, coll, labels, res)
+    rat, nrat = write_ratio_dat(env.out_dir, coll, labels, res)
+    png = os.path.join(env.out_dir, '%s.png' % coll)
+    desc = describe(env.meta.get(coll, {}))
+    title = '%s, np=%d, %d repeats (%s)%s' % (coll, a.np, a.repeat, ', '.join(labels),
+                                              ', %s' % desc if desc else '')
+    cmd = ['gnuplot', '-c', gp, lat, rat, png, title, str(nlat), str(nrat), labels[0]]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print('compare.py: gnuplot failed (%s): %s' % (shlex.join(cmd), r.stderr.strip()),
+              file=sys.stderr)
+        return None
+    return png
+
+
+def write_latency_dat(out_dir, coll, labels, res):
     lat = os.path.join(out_dir, '%s_latency.dat' % coll)
-    rat = os.path.join(out_dir, '%s_ratio.dat' % coll)
-    ref = labels[0]
     with open(lat, 'w') as f:
         for lab in labels:
             for metric in ('avg', 'last'):
@@ -563,7 +768,12 @@ def plot(a, out_dir, coll, labels, res):
                     med, lo, hi = spread([r[metric] for r in res[lab][s]])
                     f.write('%d %.3f %.3f %.3f\n' % (s, med, lo, hi))
                 f.write('\n\n')
-    nrat = 0
+    return lat, 2 * len(labels)
+
+
+def write_ratio_dat(out_dir, coll, labels, res):
+    rat = os.path.join(out_dir, '%s_ratio.dat' % coll)
+    ref, nrat = labels[0], 0
     with open(rat, 'w') as f:
         for o in labels[1:]:
             for metric in ('avg', 'last'):
@@ -575,15 +785,7 @@ def plot(a, out_dir, coll, labels, res):
                             [r[metric] for r in res[ref][s]]) / den))
                 f.write('\n\n')
                 nrat += 1
-    png = os.path.join(out_dir, '%s.png' % coll)
-    title = '%s, np=%d, %d repeats (%s)' % (coll, a.np, a.repeat, ', '.join(labels))
-    cmd = ['gnuplot', '-c', gp, lat, rat, png, title, str(2 * len(labels)), str(nrat), ref]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        print('compare.py: gnuplot failed (%s): %s' % (shlex.join(cmd), r.stderr.strip()),
-              file=sys.stderr)
-        return None
-    return png
+    return rat, nrat
 
 
 if __name__ == '__main__':
