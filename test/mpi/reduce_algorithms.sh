@@ -1,0 +1,30 @@
+#!/bin/bash
+# Every reduce tree (binomial, in-order binomial, binary, k-ary, k-nomial,
+# chains, pipeline, flat) and both allreduce algorithms (tree, ring), switched
+# at run time through MPI_T, with several segment sizes and windows: every
+# element checked, commutative and non-commutative ops, and no name rejected
+# (adapt2 reports invalid values instead of failing).
+. "$(dirname "$0")/lib.sh"
+RALG=binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat
+
+expect_output "np 5, every reduce tree x segments x windows" "invalid value" 0 5 -- \
+    "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 1024,4096,0 \
+    --windows 1:1,4:2,2:64 --types int,double,mat2i,double_int --ops sum,max,matmul,maxloc \
+    --counts 1,1023,1025,20000 --roots 0,2,4
+expect_output "np 8, every reduce tree, every root" "invalid value" 0 8 -- \
+    "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 4096 \
+    --types float,mat2i --ops sum,matmul --counts 1,1025,9000
+expect_output "np 3, every reduce tree, every root, in place" "invalid value" 0 3 -- \
+    "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 4096 \
+    --types dcomplex,mat2d --ops prod,matmul --counts 1,300 --inplace=both
+for np in 2 3 5 8; do
+    expect_output "np $np, allreduce tree and ring x segments x windows" "invalid value" 0 $np -- \
+        "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms tree,ring,auto \
+        --segsizes 1024,4096,0 --windows 1:1,4:2 --types int,double,mat2i,bool,short_int \
+        --ops sum,min,matmul,lor,minloc --counts 1,2,7,1025,20001 --inplace=both
+done
+# The ring splits messages into np blocks: counts below, at and around np.
+expect_output "np 7, ring, counts around the number of ranks" "invalid value" 0 7 -- \
+    "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms ring --segsizes 64,4096 \
+    --types int,dcomplex --ops sum,prod --counts 1,6,7,8,13,14,15,50
+finish
