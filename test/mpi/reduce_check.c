@@ -26,7 +26,7 @@
  *
  * --expect adapt2 (default): every call is run by adapt2, except those the
  * spec hands to the previous component (user-defined op on a non-contiguous
- * derived type, a derived type built from a pair type, algorithm
+ * derived type, a derived type built from a pair type with holes, algorithm
  * "previous"), which must show in coll_adapt2_fallbacks instead.
  * --expect previous: every call falls back. --expect none: no counter check.
  *

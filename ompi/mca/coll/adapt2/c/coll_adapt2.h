@@ -71,14 +71,23 @@ typedef struct mca_coll_adapt2_module_t {
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
 
+/* A non-contiguous user buffer as the engine's pack/unpack hooks see it:
+ * convertors over exactly this buffer, prepared on first use. */
+typedef struct mca_coll_adapt2_user_buffer_t {
+    void *buf;
+    int count;
+    ompi_datatype_t *dtype;
+    opal_convertor_t pack_conv;
+    opal_convertor_t unpack_conv;
+    bool has_pack_conv, has_unpack_conv;
+} mca_coll_adapt2_user_buffer_t;
+
 /* One collective call, as MPI_Wait sees it. It must extend Open MPI's nbc
  * request: MPI_Ibcast & co. store the datatypes they retain in its fields. */
 typedef struct mca_coll_adapt2_request_t {
     ompi_coll_base_nbc_request_t nbc;
     ompi_communicator_t *comm;       /* retained until freed */
-    opal_convertor_t send_conv;      /* packs non-contiguous data we send or reduce */
-    opal_convertor_t recv_conv;      /* unpacks non-contiguous data we receive */
-    bool has_send_conv, has_recv_conv;
+    mca_coll_adapt2_user_buffer_t bufs[2]; /* the call's user buffers (send, receive) */
     ompi_op_t *op;                   /* reductions: the op ... */
     ompi_datatype_t *unit_type;      /* ... and the datatype it combines */
     volatile int32_t state;          /* see coll_adapt2_request.c */
@@ -124,9 +133,11 @@ int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req);
 /* PML transport (coll_adapt2_pml.c) */
 void mca_coll_adapt2_pml_choose_arming(void);
 
-/* datatypes (coll_adapt2_datatype.c) */
-int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, void *buf, int count,
-                                    ompi_datatype_t *datatype, bool sending, adapt2_buffer_t *out);
+/* datatypes (coll_adapt2_datatype.c): `which` is the request's buffer
+ * slot (0 or 1); one slot per distinct user buffer of the call. */
+int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, int which, void *buf, int count,
+                                    ompi_datatype_t *datatype, adapt2_buffer_t *out);
+void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req);
 
 /* reductions (coll_adapt2_reduce.c) */
 int mca_coll_adapt2_reduce_register(void);

@@ -51,8 +51,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = mca_coll_adapt2_describe_buffer(req, buff, count, datatype,
-                                         ompi_comm_rank(comm) == root, &buf);
+    rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &buf);
     if (OMPI_SUCCESS == rc) {
         int tag = ompi_coll_base_nbc_reserve_tags(comm, mca_coll_adapt2_engine_bcast_tags(&settings));
         ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d", comm->c_name,

@@ -139,7 +139,7 @@ int mca_coll_adapt2_checked_algorithm(const char *name, const char *value)
         return alg;
     }
     char why[160];
-    snprintf(why, sizeof why, "known: %s", mca_coll_adapt2_engine_algorithm_names());
+    snprintf(why, sizeof why, "known: %s, previous", mca_coll_adapt2_engine_algorithm_names());
     mca_coll_adapt2_report_invalid(name, value, "auto", why);
     return ADAPT2_ALG_AUTO;
 }

@@ -82,8 +82,8 @@ static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int 
 
 /* A user buffer as an array of unit elements: in place in memory when the
  * unit is the datatype itself, else the datatype's packed stream. */
-static int describe_operand(mca_coll_adapt2_request_t *req, const void *buf, int count,
-                            ompi_datatype_t *dtype, bool sending, adapt2_buffer_t *out)
+static int describe_operand(mca_coll_adapt2_request_t *req, int which, const void *buf, int count,
+                            ompi_datatype_t *dtype, adapt2_buffer_t *out)
 {
     if (req->unit_type == dtype) {
         ptrdiff_t lb, extent, true_lb, true_extent;
@@ -94,7 +94,7 @@ static int describe_operand(mca_coll_adapt2_request_t *req, const void *buf, int
         out->bytes = (size_t) extent * (size_t) count;
         return OMPI_SUCCESS;
     }
-    return mca_coll_adapt2_describe_buffer(req, (void *) buf, count, dtype, sending, out);
+    return mca_coll_adapt2_describe_buffer(req, which, (void *) buf, count, dtype, out);
 }
 
 typedef struct reduction_call {
@@ -177,11 +177,12 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     memset(&result, 0, sizeof result);
     int rc = OMPI_SUCCESS;
     if (has_result) {
-        rc = describe_operand(req, call->rbuf, call->count, call->dtype, false, &result);
+        rc = describe_operand(req, 1, call->rbuf, call->count, call->dtype, &result);
     }
     if (OMPI_SUCCESS == rc) {
-        /* in place, own data is read from the result buffer */
-        rc = describe_operand(req, in_place ? call->rbuf : call->sbuf, call->count, call->dtype, true, &own);
+        /* in place, own data is read from the result buffer (same slot) */
+        rc = describe_operand(req, in_place ? 1 : 0, in_place ? call->rbuf : call->sbuf, call->count,
+                              call->dtype, &own);
     }
     if (OMPI_SUCCESS == rc) {
         ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s", call->comm->c_name,

@@ -4,6 +4,8 @@
  * request, possibly before that (MPI_Request_free), in which case the
  * resources go when the engine is done.
  */
+#include <string.h>
+
 #include "coll_adapt2.h"
 
 enum { REQ_ACTIVE = 0, REQ_COMPLETE = 1, REQ_FREED_EARLY = 2 };
@@ -12,12 +14,7 @@ OBJ_CLASS_INSTANCE(mca_coll_adapt2_request_t, ompi_coll_base_nbc_request_t, NULL
 
 static void request_destroy(mca_coll_adapt2_request_t *req)
 {
-    if (req->has_send_conv) {
-        OBJ_DESTRUCT(&req->send_conv);
-    }
-    if (req->has_recv_conv) {
-        OBJ_DESTRUCT(&req->recv_conv);
-    }
+    mca_coll_adapt2_release_buffers(req);
     OBJ_RELEASE(req->comm);
     OMPI_REQUEST_FINI(&req->nbc.super);
     req->nbc.super.req_state = OMPI_REQUEST_INVALID;
@@ -61,7 +58,7 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     req->nbc.super.req_status._cancelled = 0;
     req->comm = comm;
     OBJ_RETAIN(comm);
-    req->has_send_conv = req->has_recv_conv = false;
+    memset(req->bufs, 0, sizeof req->bufs);
     req->op = NULL;
     req->unit_type = NULL;
     req->state = REQ_ACTIVE;
