@@ -6,7 +6,8 @@ if ! ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
     echo "SKIP: this Open MPI has no pml ucx"
     exit 77
 fi
-check "ucx: np 4, every op x type class, every root" 4 $UCX_FLAGS -- "$BIN/reduce_check" --segsizes 4096
+check "ucx: np 4, every op x type class, every root, 4 KiB segments" 4 $UCX_FLAGS \
+    --mca coll_adapt2_reduce_algorithm knomial -- "$BIN/reduce_check" --segsizes 4096
 check "ucx: np 5, every tree, small segments, wide windows, non-commutative" 5 $UCX_FLAGS -- \
     "$BIN/reduce_check" --algorithms binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat \
     --allreduce-algorithms tree,ring --segsizes 100,1000 --windows 1:1,2:64 --types int,mat2i \

@@ -55,6 +55,38 @@ void test_forced_algorithms_keep_their_settings(void **) {
     }
 }
 
+void test_reduce_rules(void **) {
+    auto s = defaults();
+    s.segment_size = 65536;
+    BcastPlan small = plan_reduce(s, (1 << 20) - 4, true);
+    assert_true(small.tree.shape == TreeShape::knomial);
+    assert_int_equal(small.segment_bytes, 0);
+    BcastPlan large = plan_reduce(s, 1 << 20, true);
+    assert_true(large.tree.shape == TreeShape::binomial);
+    assert_int_equal(large.segment_bytes, 65536);
+    // non-commutative: in-order, whatever was asked for
+    s.algorithm = ADAPT2_ALG_FLAT;
+    assert_true(plan_reduce(s, 1 << 20, false).tree.shape == TreeShape::in_order_binomial);
+    assert_true(plan_reduce(s, 1 << 20, true).tree.shape == TreeShape::flat);
+}
+
+void test_allreduce_ring_rules(void **) {
+    adapt2_allreduce_settings_t s{};
+    s.tree = defaults();
+    s.algorithm = ADAPT2_ALLREDUCE_AUTO;
+    s.ring_min_bytes = 256 << 10;
+    s.ring_max_bytes = 8 << 20;
+    assert_false(allreduce_uses_ring(s, (256 << 10) - 1, 4, true));
+    assert_true(allreduce_uses_ring(s, 256 << 10, 4, true));
+    assert_false(allreduce_uses_ring(s, 8 << 20, 4, true));
+    assert_false(allreduce_uses_ring(s, 1 << 20, 4, false));  // non-commutative: never
+    s.algorithm = ADAPT2_ALLREDUCE_RING;
+    assert_true(allreduce_uses_ring(s, 4, 4, true));
+    assert_false(allreduce_uses_ring(s, 4, 4, false));
+    s.algorithm = ADAPT2_ALLREDUCE_TREE;
+    assert_false(allreduce_uses_ring(s, 1 << 20, 4, true));
+}
+
 void test_algorithm_names_round_trip(void **) {
     for (int a = ADAPT2_ALG_AUTO; a < ADAPT2_ALG_COUNT; ++a) {
         assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name(mca_coll_adapt2_engine_algorithm_name(a)), a);
@@ -70,6 +102,8 @@ int main() {
         cmocka_unit_test(test_auto_is_knomial_of_the_radix),
         cmocka_unit_test(test_auto_does_not_segment_a_flat_tree),
         cmocka_unit_test(test_forced_algorithms_keep_their_settings),
+        cmocka_unit_test(test_reduce_rules),
+        cmocka_unit_test(test_allreduce_ring_rules),
         cmocka_unit_test(test_algorithm_names_round_trip),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);

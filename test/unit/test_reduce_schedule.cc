@@ -79,7 +79,7 @@ struct Case {
     Kind kind = Kind::sum;
     int p = 4, root = 0;
     size_t elems = 100;
-    int algorithm = ADAPT2_ALG_AUTO;
+    int algorithm = ADAPT2_ALG_KNOMIAL;  // auto's tree, but segmented whatever the size
     size_t segment = 64;  // bytes
     int recv_window = 4, send_window = 2;
     bool strided = false, in_place = false, reproducible = false, ring = false;
@@ -166,8 +166,10 @@ std::vector<char> run_case(const Case &c) {
                               c.kind == Kind::matmul ? matmul : c.kind == Kind::sum ? sum_i32 : sum_float};
         int rc;
         if (c.allreduce) {
-            adapt2_allreduce_settings_t s{tree, c.ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE, 0,
-                                          c.reproducible};
+            adapt2_allreduce_settings_t s{};
+            s.tree = tree;
+            s.algorithm = c.ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE;
+            s.reproducible = c.reproducible;
             rc = start_allreduce(*comms[r], own, result, c.in_place, op, 100, s, on_done, &k.done);
         } else {
             adapt2_reduce_settings_t s{tree, c.reproducible};
@@ -201,10 +203,10 @@ std::vector<char> run_case(const Case &c) {
     // Every child contribution is combined exactly once per segment.
     auto tree_of = comms[0]->trees().get(
         c.kind == Kind::matmul ? TreeSpec{TreeShape::in_order_binomial, 0}
-                               : (c.algorithm == ADAPT2_ALG_AUTO ? TreeSpec{TreeShape::knomial, 3}
-                                                                 : TreeSpec{TreeShape::binomial, 0}),
+                               : (c.algorithm == ADAPT2_ALG_KNOMIAL ? TreeSpec{TreeShape::knomial, 3}
+                                                                    : TreeSpec{TreeShape::binomial, 0}),
         c.allreduce ? 0 : c.root);
-    if (!c.ring && (c.algorithm == ADAPT2_ALG_AUTO || c.kind == Kind::matmul)) {
+    if (!c.ring && (c.algorithm == ADAPT2_ALG_KNOMIAL || c.kind == Kind::matmul)) {
         for (int r = 0; r < c.p; ++r) {
             long want_combines = static_cast<long>(tree_of->children(r).size()) * nseg;
             if (ranks[r].ops.combines != want_combines)

@@ -70,7 +70,8 @@ typedef enum adapt2_allreduce_algorithm {
 typedef struct adapt2_allreduce_settings {
     adapt2_tree_settings_t tree;
     int algorithm;          /* an adapt2_allreduce_algorithm_t */
-    size_t ring_min_bytes;  /* auto: the ring from this message size on */
+    size_t ring_min_bytes;  /* auto: the ring for messages in [min, max) bytes */
+    size_t ring_max_bytes;
     int reproducible;
 } adapt2_allreduce_settings_t;
 

@@ -21,17 +21,21 @@ int mca_coll_adapt2_reduce_register(void)
              "in_order_binomial", mca_coll_adapt2_engine_algorithm_names());
     mca_coll_adapt2_register_string("reduce_algorithm", help, "auto", &c->reduce_algorithm);
     mca_coll_adapt2_register_long("reduce_segment_size",
-        "Reduce segment size in bytes (0: do not segment)", 256L << 10, &c->reduce_segment_size);
+        "Reduce segment size in bytes (0: do not segment); auto segments messages from 1 MiB",
+        64L << 10, &c->reduce_segment_size);
     mca_coll_adapt2_register_string("allreduce_algorithm",
         "Allreduce: auto, tree (reduce fused with a broadcast down the same tree), ring "
         "(reduce-scatter then allgather; commutative ops), or 'previous'", "auto",
         &c->allreduce_algorithm);
     mca_coll_adapt2_register_long("allreduce_segment_size",
-        "Allreduce (tree) segment size in bytes (0: do not segment)", 256L << 10,
-        &c->allreduce_segment_size);
+        "Allreduce tree segment size in bytes (0: do not segment; the ring sends whole blocks)",
+        64L << 10, &c->allreduce_segment_size);
     mca_coll_adapt2_register_long("allreduce_ring_min_bytes",
-        "auto: allreduce messages from this size on take the ring (commutative ops)", LONG_MAX,
-        &c->allreduce_ring_min_bytes);
+        "auto: allreduce messages of at least this size take the ring (commutative ops, "
+        "contiguous buffers)", 256L << 10, &c->allreduce_ring_min_bytes);
+    mca_coll_adapt2_register_long("allreduce_ring_max_bytes",
+        "auto: allreduce messages below this size take the ring", 8L << 20,
+        &c->allreduce_ring_max_bytes);
     mca_coll_adapt2_register_int("reproducible",
         "1: reductions combine in a fixed order whatever the arrival order, so floating-point "
         "results are bitwise identical run to run and blocking or not", 0, &c->reproducible);
@@ -138,10 +142,12 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     if (call->all) {
         adapt2_allreduce_settings_t s;
         mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
-                                      "allreduce_segment_size", c->allreduce_segment_size, 256L << 10);
+                                      "allreduce_segment_size", c->allreduce_segment_size, 64L << 10);
         s.algorithm = allreduce_algorithm();
         s.ring_min_bytes = (size_t) mca_coll_adapt2_checked_long(
-            "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, LONG_MAX);
+            "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, 256L << 10);
+        s.ring_max_bytes = (size_t) mca_coll_adapt2_checked_long(
+            "allreduce_ring_max_bytes", c->allreduce_ring_max_bytes, 0, LONG_MAX, 8L << 20);
         s.reproducible = reproducible;
         int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_allreduce_tags(&s));
         return mca_coll_adapt2_engine_iallreduce(call->module->engine, own, result, in_place, &red, tag, &s,
@@ -149,7 +155,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     }
     adapt2_reduce_settings_t s;
     mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
-                                  "reduce_segment_size", c->reduce_segment_size, 256L << 10);
+                                  "reduce_segment_size", c->reduce_segment_size, 64L << 10);
     s.reproducible = reproducible;
     int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_reduce_tags(&s));
     return mca_coll_adapt2_engine_ireduce(call->module->engine, own, result, in_place, &red, call->root,

@@ -31,21 +31,27 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
     return {{TreeShape::knomial, s.radix}, flat ? 0 : s.segment_size};
 }
 
-// Auto uses the same wide k-nomial tree as the broadcast; segments always
-// pay off here, flat tree or not, because the root combines one segment while
-// the next ones arrive.
-BcastPlan plan_reduce(const adapt2_tree_settings_t &s, bool commutative) {
+// Auto, measured with perf/ (README, "Choosing the defaults"): below 1 MiB
+// the wide k-nomial tree in one segment (flat up to `radix` ranks: every
+// child's data goes straight to the root); from 1 MiB a binomial tree of
+// segments, which spreads the combining over the ranks and pipelines it.
+BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative) {
     if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
-    return {{TreeShape::knomial, s.radix}, s.segment_size};
+    constexpr size_t kLarge = size_t{1} << 20;
+    if (bytes < kLarge) return {{TreeShape::knomial, s.radix}, 0};
+    return {{TreeShape::binomial, 0}, s.segment_size};
 }
 
+// Auto: the ring for the middle sizes, where its 2(p-1) steps of 1/p of the
+// message beat the tree's full-size hops; the fused tree below (fewer steps)
+// and above (measured faster here).
 bool allreduce_uses_ring(const adapt2_allreduce_settings_t &s, size_t bytes, int comm_size,
                          bool commutative) {
     if (!commutative || comm_size < 2) return false;
     if (s.algorithm == ADAPT2_ALLREDUCE_RING) return true;
     if (s.algorithm == ADAPT2_ALLREDUCE_TREE) return false;
-    return bytes >= s.ring_min_bytes;
+    return bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes;
 }
 
 }  // namespace adapt2

@@ -21,7 +21,7 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int 
 // Reduce (and the tree allreduce): a non-commutative op always takes the
 // in-order binomial tree (its subtrees are contiguous, so combining by rank
 // gives the serial order), whatever shape was asked for.
-BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, bool commutative);
+BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative);
 
 // Allreduce: the ring (commutative ops only) or the fused tree.
 bool allreduce_uses_ring(const adapt2_allreduce_settings_t &settings, size_t bytes, int comm_size,

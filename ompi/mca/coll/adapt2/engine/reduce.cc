@@ -34,7 +34,7 @@ int reduce_tags(const adapt2_reduce_settings_t &s) { return ReduceFlow::tags_nee
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
                  const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx) {
-    BcastPlan plan = plan_reduce(settings.tree, op.commutative != 0);
+    BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0);
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
     auto *schedule = new Schedule(comm.transport(), done, done_ctx);
@@ -66,7 +66,7 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     a.result = result.contig;
     a.bytes = result.bytes;
     a.op = op;
-    a.segment_bytes = s.tree.segment_size;
+    a.segment_bytes = 0;  // one message per block: measured fastest (README)
     a.recv_window = s.tree.recv_window;
     a.send_window = s.tree.send_window;
     schedule.add_flow<RingFlow>(a, comm.pool());
@@ -86,7 +86,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
         return 0;
     }
     const int root = 0;
-    BcastPlan plan = plan_reduce(settings.tree, op.commutative != 0);
+    BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0);
     auto tree = comm.trees().get(plan.tree, root);
     auto *schedule = new Schedule(comm.transport(), done, done_ctx);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
