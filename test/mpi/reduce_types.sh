@@ -30,4 +30,8 @@ check "np 4, derived types, pool capped at 0, small segments and windows" 4 $NOC
     --coll reduce,ireduce --segsizes 1000,4096 --windows 1:1,2:64 --counts 1,1000,9000 --roots 0,3 --inplace=both
 check "np 8, vector of doubles, 8 MiB, reduce" 8 $NOCHECK -- \
     "$BIN/reduce_check" --types vector:double --ops sum --coll reduce,ireduce --sizes 8388608 --roots 6
+# The staging pool capped at nothing: every reduce gets the buffers of one
+# slot (an overdraft) and still completes a 64 MiB message, every element checked.
+check "np 4, 64 MiB reduce and allreduce, pool capped at 0" 4 --mca coll_adapt2_pool_max_bytes 0 -- \
+    "$BIN/reduce_check" --types int --ops sum --sizes 67108864 --roots 1 --coll reduce,allreduce
 finish

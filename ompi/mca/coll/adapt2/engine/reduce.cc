@@ -66,7 +66,9 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     a.result = result.contig;
     a.bytes = result.bytes;
     a.op = op;
-    a.segment_bytes = 0;  // one message per block: measured fastest (README)
+    // auto: one message per block, measured fastest here (README); a forced
+    // ring pipelines blocks in segments of the allreduce segment size.
+    a.segment_bytes = s.algorithm == ADAPT2_ALLREDUCE_RING ? s.tree.segment_size : 0;
     a.recv_window = s.tree.recv_window;
     a.send_window = s.tree.send_window;
     schedule.add_flow<RingFlow>(a, comm.pool());
