@@ -88,8 +88,9 @@ install_component() {
 }
 
 run_benchmark() {
-    echo "== benchmark: adapt2 vs tuned vs adapt (np 4, MPI_Bcast)"
-    python3 "$SRC/perf/compare.py" --bench "$BUILD_DIR/perf/adapt2_bench" "${@}"
+    echo "== benchmark: adapt2 vs tuned vs upstream adapt (np 4; bcast, reduce, allreduce)"
+    python3 "$SRC/perf/compare.py" --bench "$BUILD_DIR/perf/adapt2_bench" \
+        --collective bcast,reduce,allreduce --iters 200:20 --warmup 20:2 "${@}"
 }
 
 case "$mode" in
