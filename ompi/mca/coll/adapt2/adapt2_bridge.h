@@ -101,7 +101,11 @@ typedef void (*adapt2_done_fn)(void *ctx, int status);
 /* Per-communicator engine state. */
 typedef struct adapt2_engine_comm adapt2_engine_comm_t;
 adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(void *ompi_comm, int rank, int size,
-                                                         size_t pool_max_bytes);
+                                                         size_t pool_max_bytes, uint32_t comm_id);
+
+/* Tracing: on for this process from the first call; written at the end. */
+void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank);
+int mca_coll_adapt2_engine_trace_write(const char *prefix);
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
 
 /* How many consecutive tags (counting down from the one passed to ibcast) a

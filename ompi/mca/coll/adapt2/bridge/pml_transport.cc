@@ -29,10 +29,10 @@ private:
 }  // namespace adapt2
 
 extern "C" adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(void *ompi_comm, int rank, int size,
-                                                                    size_t pool_max_bytes) {
+                                                                    size_t pool_max_bytes, uint32_t comm_id) {
     try {
         auto transport = std::make_unique<adapt2::PmlTransport>(ompi_comm);
-        auto *comm = new adapt2::Comm(std::move(transport), rank, size, pool_max_bytes);
+        auto *comm = new adapt2::Comm(std::move(transport), rank, size, pool_max_bytes, comm_id);
         return reinterpret_cast<adapt2_engine_comm_t *>(comm);
     } catch (...) {
         return nullptr;

@@ -31,6 +31,9 @@ typedef struct mca_coll_adapt2_component_t {
     int send_window;
     long pool_max_bytes; /* staging bytes per communicator */
     int reproducible;    /* reductions combine in a fixed order */
+    char *trace;         /* file prefix of the per-rank trace; empty: off */
+    char trace_prefix[4096]; /* copied when tracing starts: the variable may be gone at close */
+    long trace_max_events;
     /* broadcast (the tree parameters apply to reductions too) */
     char *bcast_algorithm;
     long bcast_segment_size;
@@ -68,6 +71,7 @@ typedef struct mca_coll_adapt2_fallback_t {
 typedef struct mca_coll_adapt2_module_t {
     mca_coll_base_module_t super;
     adapt2_engine_comm_t *engine;
+    bool is_world;       /* MPI_COMM_WORLD's: its end (in MPI_Finalize) writes the trace */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);

@@ -46,6 +46,13 @@ static int adapt2_register(void)
         "Cap on the staging buffers one communicator holds, in bytes (non-contiguous "
         "data); a collective that finds the pool empty still gets one buffer", 32L << 20,
         &c->pool_max_bytes);
+    mca_coll_adapt2_register_string("trace",
+        "Record every segment's posts, arrivals, combines and sends, and each call's start and "
+        "end, and write them at MPI_Finalize to <prefix>.<world rank>.csv (empty: off); "
+        "contrib/adapt2-trace turns the files into a timeline", "", &c->trace);
+    mca_coll_adapt2_register_long("trace_max_events",
+        "Events one process keeps for coll_adapt2_trace (later ones are dropped and counted)",
+        1L << 20, &c->trace_max_events);
     mca_coll_adapt2_bcast_register();
     mca_coll_adapt2_reduce_register();
     return mca_coll_adapt2_register_pvars();

@@ -2,6 +2,8 @@
  * Per-communicator module: whether adapt2 takes a communicator, and what it
  * falls back to for calls it does not handle.
  */
+#include <string.h>
+
 #include "coll_adapt2.h"
 
 #include "ompi/mca/coll/base/base.h"
@@ -9,12 +11,27 @@
 static void module_construct(mca_coll_adapt2_module_t *module)
 {
     module->engine = NULL;
+    module->is_world = false;
     memset(&module->previous, 0, sizeof module->previous);
+}
+
+/* MPI_Finalize never closes the component here, but it does destroy
+ * MPI_COMM_WORLD (after the user's communicators): the trace is written then. */
+static void write_trace(void)
+{
+    const char *prefix = mca_coll_adapt2_component.trace_prefix;
+    int err = prefix[0] ? mca_coll_adapt2_engine_trace_write(prefix) : 0;
+    if (err) {
+        opal_output(0, "coll:adapt2: could not write the trace to %s.*.csv: %s", prefix, strerror(err));
+    }
 }
 
 static void module_destruct(mca_coll_adapt2_module_t *module)
 {
     mca_coll_adapt2_fallback_t *p = &module->previous;
+    if (module->is_world) {
+        write_trace();
+    }
     if (module->engine) {
         mca_coll_adapt2_engine_comm_destroy(module->engine);
         module->engine = NULL;
@@ -60,11 +77,21 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     long pool = mca_coll_adapt2_checked_long("pool_max_bytes", c->pool_max_bytes, 0, LONG_MAX,
                                              32L << 20);
     module->engine = mca_coll_adapt2_engine_comm_create(comm, ompi_comm_rank(comm),
-                                                        ompi_comm_size(comm), (size_t) pool);
+                                                        ompi_comm_size(comm), (size_t) pool,
+                                                        comm->c_contextid);
+    if (c->trace && c->trace[0] && !c->trace_prefix[0]) {
+        snprintf(c->trace_prefix, sizeof c->trace_prefix, "%s", c->trace);
+        ADAPT2_VERBOSE(10, "tracing to %s.<world rank>.csv", c->trace_prefix);
+        long events = mca_coll_adapt2_checked_long("trace_max_events", c->trace_max_events, 1,
+                                                   LONG_MAX, 1L << 20);
+        mca_coll_adapt2_engine_trace_enable((size_t) events,
+                                            ompi_comm_rank(&ompi_mpi_comm_world.comm));
+    }
     if (!module->engine) {
         ADAPT2_VERBOSE(1, "(%s) out of memory creating the engine; disqualifying", comm->c_name);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    module->is_world = comm == &ompi_mpi_comm_world.comm;
     ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (bcast, reduce, allreduce, blocking or not); "
                    "other calls, and algorithm=previous, go to the modules installed before",
                    comm->c_name, ompi_comm_size(comm));

@@ -17,6 +17,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     args.recv_window = settings.recv_window;
     args.send_window = settings.send_window;
     auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
     schedule->add_flow<BcastFlow>(args, comm.trees().get(plan.tree, root), comm.pool());
     count(Counter::bcast_calls, 1);
     schedule->start();  // from here on the schedule owns itself

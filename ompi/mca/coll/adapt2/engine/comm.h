@@ -4,6 +4,7 @@
 #ifndef ADAPT2_ENGINE_COMM_H
 #define ADAPT2_ENGINE_COMM_H
 
+#include <atomic>
 #include <memory>
 
 #include "buffer_pool.h"
@@ -14,11 +15,15 @@ namespace adapt2 {
 
 class Comm {
 public:
-    Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes)
-        : transport_(std::move(transport)), rank_(rank), size_(size), trees_(size), pool_(pool_max_bytes) {}
+    Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes, uint32_t id = 0)
+        : transport_(std::move(transport)), rank_(rank), size_(size), id_(id), trees_(size), pool_(pool_max_bytes) {}
 
     int rank() const { return rank_; }
     int size() const { return size_; }
+    uint32_t id() const { return id_; }
+    // The call's number on this communicator: every rank runs the same
+    // sequence, so (id, call) names one collective on all ranks (traces).
+    uint32_t next_call() { return calls_.fetch_add(1, std::memory_order_relaxed); }
     Transport &transport() { return *transport_; }
     TreeCache &trees() { return trees_; }
     BufferPool &pool() { return pool_; }
@@ -27,6 +32,8 @@ private:
     std::unique_ptr<Transport> transport_;
     int rank_;
     int size_;
+    uint32_t id_;  // Open MPI's context id; names the communicator in traces
+    std::atomic<uint32_t> calls_{0};
     TreeCache trees_;
     BufferPool pool_;
 };

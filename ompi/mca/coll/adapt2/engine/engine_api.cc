@@ -7,6 +7,7 @@
 #include "bcast_flow.h"
 #include "collectives.h"
 #include "counters.h"
+#include "trace.h"
 
 namespace {
 constexpr int kErrNoMemory = -2;  // OMPI_ERR_OUT_OF_RESOURCE
@@ -117,6 +118,19 @@ int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *engine_comm, const a
 void mca_coll_adapt2_engine_op_complete(void *op, int status) {
     auto *o = static_cast<adapt2::Op *>(op);
     o->owner->complete(o, status);
+}
+
+void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank) {
+    try {
+        adapt2::Tracer::enable(max_events, world_rank);
+    } catch (...) {
+        // no memory for the trace: run untraced
+    }
+}
+
+int mca_coll_adapt2_engine_trace_write(const char *prefix) {
+    adapt2::Tracer *t = adapt2::Tracer::get();
+    return t && prefix ? t->write(prefix) : 0;
 }
 
 uint64_t mca_coll_adapt2_engine_counter(int which) {

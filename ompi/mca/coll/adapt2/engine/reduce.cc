@@ -38,6 +38,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
     auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
     schedule->add_flow<ReduceFlow>(args, comm.trees().get(plan.tree, root), comm.pool());
     count(Counter::reduce_calls, 1);
     schedule->start();
@@ -82,6 +83,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     const bool contiguous = result.contig && (in_place || own.contig);
     if (contiguous && allreduce_uses_ring(settings, result.bytes, comm.size(), op.commutative != 0)) {
         auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+        schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
         add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
         count(Counter::allreduce_calls, 1);
         schedule->start();
@@ -91,6 +93,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0);
     auto tree = comm.trees().get(plan.tree, root);
     auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
                                 plan.segment_bytes, settings.reproducible != 0);
     up.in_place = in_place && comm.rank() == root;

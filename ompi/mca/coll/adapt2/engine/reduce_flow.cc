@@ -179,6 +179,7 @@ void ReduceFlow::fold(Slot &slot, int operand) {
     }
     int rc = op_.combine(op_.ctx, src, slot.acc, units(slot.segment));
     if (rc != 0) schedule_.set_error(rc);
+    schedule_.trace_combined(id_, slot.segment, len);
 }
 
 void ReduceFlow::segment_reduced(Slot &slot) {

@@ -45,11 +45,35 @@ int Schedule::post(Op *op, Post transport_call) {
 }
 
 int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
+    op->peer = peer;
+    if (tracer_) trace(TraceKind::post_send, op->flow, op->segment, peer, op->bytes);
     return post(op, [&] { return transport_.send(buf, op->bytes, peer, tag, op); });
 }
 
 int Schedule::post_recv(void *buf, int peer, int tag, Op *op) {
+    op->peer = peer;
+    if (tracer_) trace(TraceKind::post_recv, op->flow, op->segment, peer, op->bytes);
     return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag, op); });
+}
+
+void Schedule::set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root) {
+    tracer_ = Tracer::get();
+    if (!tracer_) return;
+    trace_base_.call = call;
+    trace_base_.coll = coll;
+    trace_base_.comm = comm_id;
+    trace(TraceKind::call_start, 0, static_cast<int>(bytes & 0x7fffffff), root, bytes);
+}
+
+void Schedule::trace(TraceKind kind, int flow, int segment, int peer, size_t bytes) {
+    TraceEvent e = trace_base_;
+    e.t_ns = Tracer::now_ns();
+    e.kind = kind;
+    e.flow = static_cast<uint8_t>(flow);
+    e.segment = segment;
+    e.peer = peer;
+    e.bytes = static_cast<uint32_t>(bytes);
+    tracer_->record(e);
 }
 
 void Schedule::start() {
@@ -107,6 +131,10 @@ void Schedule::handle_inbox() {
             ordered = ordered->next;
             --in_flight_;
             if (op->status != 0) set_error(op->status);
+            if (tracer_) {
+                trace(op->kind == Op::kRecv ? TraceKind::arrived : TraceKind::sent, op->flow, op->segment,
+                      op->peer, op->bytes);
+            }
             flows_[op->flow]->on_complete(*op);
         }
     }
@@ -114,6 +142,7 @@ void Schedule::handle_inbox() {
 
 void Schedule::finish() {
     for (auto &f : flows_) f->finish();
+    if (tracer_) trace(TraceKind::call_done, 0, 0, -1, 0);
     DoneFn done = done_;
     void *ctx = done_ctx_;
     int status = error_;

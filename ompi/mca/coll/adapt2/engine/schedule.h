@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "flow.h"
+#include "trace.h"
 #include "transport.h"
 
 namespace adapt2 {
@@ -56,6 +57,13 @@ public:
     int post_send(const void *buf, int peer, int tag, Op *op);
     int post_recv(void *buf, int peer, int tag, Op *op);
     bool failed() const { return error_ != 0; }
+
+    // Tracing (no-ops unless coll_adapt2_trace is on): what the call is,
+    // then a flow's combine of one segment.
+    void set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root);
+    void trace_combined(int flow, int segment, size_t bytes) {
+        if (tracer_) trace(TraceKind::combined, flow, segment, -1, bytes);
+    }
     void set_error(int rc) {
         if (error_ == 0) error_ = rc;
     }
@@ -63,6 +71,7 @@ public:
 private:
     template <typename Post>
     int post(Op *op, Post transport_call);
+    void trace(TraceKind kind, int flow, int segment, int peer, size_t bytes);
     void reserve_ops();
     void drain();
     void handle_inbox();
@@ -79,6 +88,8 @@ private:
     std::vector<Op *> free_ops_;
     std::atomic<Op *> inbox_{nullptr};
     std::atomic<bool> draining_{false};
+    Tracer *tracer_ = nullptr;
+    TraceEvent trace_base_{};  // call, coll, comm of this schedule's events
 };
 
 // The tag of segment s in a flow whose block starts at `base` and holds
