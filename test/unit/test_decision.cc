@@ -70,21 +70,31 @@ void test_reduce_rules(void **) {
     assert_true(plan_reduce(s, 1 << 20, true).tree.shape == TreeShape::flat);
 }
 
-void test_allreduce_ring_rules(void **) {
+void test_allreduce_rules(void **) {
     adapt2_allreduce_settings_t s{};
     s.tree = defaults();
     s.algorithm = ADAPT2_ALLREDUCE_AUTO;
     s.ring_min_bytes = 256 << 10;
     s.ring_max_bytes = 8 << 20;
-    assert_false(allreduce_uses_ring(s, (256 << 10) - 1, 4, true));
-    assert_true(allreduce_uses_ring(s, 256 << 10, 4, true));
-    assert_false(allreduce_uses_ring(s, 8 << 20, 4, true));
-    assert_false(allreduce_uses_ring(s, 1 << 20, 4, false));  // non-commutative: never
+    s.recdoubling_max_bytes = 16 << 10;
+    auto pick = [&](size_t bytes, bool commutative, bool contiguous) {
+        return choose_allreduce(s, bytes, 4, commutative, contiguous);
+    };
+    assert_int_equal(pick((16 << 10) - 4, true, true), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(pick((16 << 10) - 4, false, true), ADAPT2_ALLREDUCE_RECDOUBLING);  // by rank order
+    assert_int_equal(pick((16 << 10) - 4, true, false), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(pick(16 << 10, true, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(pick(256 << 10, true, true), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(pick(256 << 10, false, true), ADAPT2_ALLREDUCE_TREE);  // non-commutative: no ring
+    assert_int_equal(pick(8 << 20, true, true), ADAPT2_ALLREDUCE_TREE);
     s.algorithm = ADAPT2_ALLREDUCE_RING;
-    assert_true(allreduce_uses_ring(s, 4, 4, true));
-    assert_false(allreduce_uses_ring(s, 4, 4, false));
+    assert_int_equal(pick(4, true, true), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(pick(4, false, true), ADAPT2_ALLREDUCE_TREE);
+    s.algorithm = ADAPT2_ALLREDUCE_RECDOUBLING;
+    assert_int_equal(pick(1 << 20, false, true), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(pick(1 << 20, true, false), ADAPT2_ALLREDUCE_TREE);
     s.algorithm = ADAPT2_ALLREDUCE_TREE;
-    assert_false(allreduce_uses_ring(s, 1 << 20, 4, true));
+    assert_int_equal(pick(4, true, true), ADAPT2_ALLREDUCE_TREE);
 }
 
 void test_algorithm_names_round_trip(void **) {
@@ -103,7 +113,7 @@ int main() {
         cmocka_unit_test(test_auto_does_not_segment_a_flat_tree),
         cmocka_unit_test(test_forced_algorithms_keep_their_settings),
         cmocka_unit_test(test_reduce_rules),
-        cmocka_unit_test(test_allreduce_ring_rules),
+        cmocka_unit_test(test_allreduce_rules),
         cmocka_unit_test(test_algorithm_names_round_trip),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);

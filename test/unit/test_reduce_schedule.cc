@@ -82,7 +82,7 @@ struct Case {
     int algorithm = ADAPT2_ALG_KNOMIAL;  // auto's tree, but segmented whatever the size
     size_t segment = 64;  // bytes
     int recv_window = 4, send_window = 2;
-    bool strided = false, in_place = false, reproducible = false, ring = false;
+    bool strided = false, in_place = false, reproducible = false, ring = false, recdoubling = false;
     size_t pool_max = 1 << 20;
     NetworkOptions net;
 
@@ -91,7 +91,7 @@ struct Case {
         std::snprintf(b, sizeof b,
                       "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d inplace=%d "
                       "repro=%d pool=%zu order=%d overtake=%d seed=%llu",
-                      allreduce ? (ring ? "ring allreduce" : "allreduce") : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
+                      allreduce ? (ring ? "ring allreduce" : recdoubling ? "recdoubling allreduce" : "allreduce") : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
                       segment, recv_window, send_window, strided, in_place, reproducible, pool_max,
                       static_cast<int>(net.order), net.overtake_pending,
                       static_cast<unsigned long long>(net.seed));
@@ -168,7 +168,8 @@ std::vector<char> run_case(const Case &c) {
         if (c.allreduce) {
             adapt2_allreduce_settings_t s{};
             s.tree = tree;
-            s.algorithm = c.ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE;
+            s.algorithm = c.ring ? ADAPT2_ALLREDUCE_RING
+                          : c.recdoubling ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
             s.reproducible = c.reproducible;
             rc = start_allreduce(*comms[r], own, result, c.in_place, op, 100, s, on_done, &k.done);
         } else {
@@ -206,7 +207,7 @@ std::vector<char> run_case(const Case &c) {
                                : (c.algorithm == ADAPT2_ALG_KNOMIAL ? TreeSpec{TreeShape::knomial, 3}
                                                                     : TreeSpec{TreeShape::binomial, 0}),
         c.allreduce ? 0 : c.root);
-    if (!c.ring && (c.algorithm == ADAPT2_ALG_KNOMIAL || c.kind == Kind::matmul)) {
+    if (!c.ring && !c.recdoubling && (c.algorithm == ADAPT2_ALG_KNOMIAL || c.kind == Kind::matmul)) {
         for (int r = 0; r < c.p; ++r) {
             long want_combines = static_cast<long>(tree_of->children(r).size()) * nseg;
             if (ranks[r].ops.combines != want_combines)
@@ -342,14 +343,31 @@ void test_ring_allreduce(void **) {
     std::printf("# %ld ring allreduces checked\n", runs);
 }
 
+// Recursive doubling: every p (pre/post steps when p is not a power of two),
+// non-commutative ops in rank order, in place.
+void test_recursive_doubling(void **) {
+    for (Kind kind : {Kind::sum, Kind::matmul}) {
+        for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
+            for (size_t elems : {1, 33}) {
+                for (auto net : completion_orders(2)) {
+                    Case c;
+                    c.allreduce = c.recdoubling = true, c.kind = kind, c.p = p, c.elems = elems, c.net = net;
+                    c.in_place = p % 2 == 1;
+                    run_case(c);
+                }
+            }
+        }
+    }
+}
+
 // Reproducible: whatever the completion order, float results are bitwise
 // equal; reduce and allreduce alike.
 void test_reproducible_is_bitwise_stable(void **) {
-    for (int variant : {0, 1, 2}) {  // reduce, tree allreduce, ring allreduce
+    for (int variant : {0, 1, 2, 3}) {  // reduce, tree allreduce, ring, recursive doubling
         std::vector<char> reference;
         for (auto net : completion_orders(12)) {
             Case c;
-            c.allreduce = variant > 0, c.ring = variant == 2;
+            c.allreduce = variant > 0, c.ring = variant == 2, c.recdoubling = variant == 3;
             c.kind = Kind::fsum, c.p = 9, c.root = 2, c.elems = 300;
             c.reproducible = true, c.net = net;
             std::vector<char> got = run_case(c);
@@ -369,6 +387,7 @@ int main() {
         cmocka_unit_test(test_in_place),
         cmocka_unit_test(test_pool_cap),
         cmocka_unit_test(test_ring_allreduce),
+        cmocka_unit_test(test_recursive_doubling),
         cmocka_unit_test(test_reproducible_is_bitwise_stable),
     };
     return cmocka_run_group_tests_name("reduce_schedule", tests, nullptr, nullptr);

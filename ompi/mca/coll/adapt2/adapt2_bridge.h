@@ -65,6 +65,7 @@ typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_AUTO = 0,
     ADAPT2_ALLREDUCE_TREE,  /* reduce up a tree fused with a broadcast down it */
     ADAPT2_ALLREDUCE_RING,  /* reduce-scatter then allgather around a ring */
+    ADAPT2_ALLREDUCE_RECDOUBLING, /* log2(p) exchanges of the whole buffer */
 } adapt2_allreduce_algorithm_t;
 
 typedef struct adapt2_allreduce_settings {
@@ -72,6 +73,7 @@ typedef struct adapt2_allreduce_settings {
     int algorithm;          /* an adapt2_allreduce_algorithm_t */
     size_t ring_min_bytes;  /* auto: the ring for messages in [min, max) bytes */
     size_t ring_max_bytes;
+    size_t recdoubling_max_bytes; /* auto: recursive doubling below this size */
     int reproducible;
 } adapt2_allreduce_settings_t;
 

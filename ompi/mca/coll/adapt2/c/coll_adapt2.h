@@ -47,6 +47,7 @@ typedef struct mca_coll_adapt2_component_t {
     long allreduce_segment_size;
     long allreduce_ring_min_bytes;
     long allreduce_ring_max_bytes;
+    long allreduce_recdoubling_max_bytes;
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;

@@ -25,7 +25,8 @@ int mca_coll_adapt2_reduce_register(void)
         64L << 10, &c->reduce_segment_size);
     mca_coll_adapt2_register_string("allreduce_algorithm",
         "Allreduce: auto, tree (reduce fused with a broadcast down the same tree), ring "
-        "(reduce-scatter then allgather; commutative ops), or 'previous'", "auto",
+        "(reduce-scatter then allgather; commutative ops), recursive_doubling (small "
+        "messages), or 'previous'", "auto",
         &c->allreduce_algorithm);
     mca_coll_adapt2_register_long("allreduce_segment_size",
         "Allreduce tree segment size in bytes (0: do not segment; the ring sends whole blocks)",
@@ -36,6 +37,10 @@ int mca_coll_adapt2_reduce_register(void)
     mca_coll_adapt2_register_long("allreduce_ring_max_bytes",
         "auto: allreduce messages below this size take the ring", 8L << 20,
         &c->allreduce_ring_max_bytes);
+    mca_coll_adapt2_register_long("allreduce_recdoubling_max_bytes",
+        "auto: allreduce messages below this size use recursive doubling (contiguous buffers); "
+        "0 (default): never, the fused tree measured faster with more ranks than cores",
+        0, &c->allreduce_recdoubling_max_bytes);
     mca_coll_adapt2_register_int("reproducible",
         "1: reductions combine in a fixed order whatever the arrival order, so floating-point "
         "results are bitwise identical run to run and blocking or not", 0, &c->reproducible);
@@ -113,18 +118,19 @@ typedef struct reduction_call {
     mca_coll_adapt2_module_t *module;
 } reduction_call_t;
 
-/* auto, tree or ring; an unknown name is reported once and taken as auto. */
+/* auto, tree, ring or recursive_doubling; an unknown name is reported once
+ * and taken as auto. */
 static int allreduce_algorithm(void)
 {
-    static const char *names[] = {"auto", "tree", "ring"};
+    static const char *names[] = {"auto", "tree", "ring", "recursive_doubling"};
     const char *value = mca_coll_adapt2_component.allreduce_algorithm;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         if (value && 0 == strcmp(value, names[i])) {
             return i; /* the adapt2_allreduce_algorithm_t values, in order */
         }
     }
     mca_coll_adapt2_report_invalid("allreduce_algorithm", value ? value : "(null)", "auto",
-                                   "known: auto, tree, ring, previous");
+                                   "known: auto, tree, ring, recursive_doubling, previous");
     return ADAPT2_ALLREDUCE_AUTO;
 }
 
@@ -148,6 +154,8 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
             "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, 256L << 10);
         s.ring_max_bytes = (size_t) mca_coll_adapt2_checked_long(
             "allreduce_ring_max_bytes", c->allreduce_ring_max_bytes, 0, LONG_MAX, 8L << 20);
+        s.recdoubling_max_bytes = (size_t) mca_coll_adapt2_checked_long(
+            "allreduce_recdoubling_max_bytes", c->allreduce_recdoubling_max_bytes, 0, LONG_MAX, 0);
         s.reproducible = reproducible;
         int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_allreduce_tags(&s));
         return mca_coll_adapt2_engine_iallreduce(call->module->engine, own, result, in_place, &red, tag, &s,

@@ -43,15 +43,22 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
     return {{TreeShape::binomial, 0}, s.segment_size};
 }
 
-// Auto: the ring for the middle sizes, where its 2(p-1) steps of 1/p of the
-// message beat the tree's full-size hops; the fused tree below (fewer steps)
-// and above (measured faster here).
-bool allreduce_uses_ring(const adapt2_allreduce_settings_t &s, size_t bytes, int comm_size,
-                         bool commutative) {
-    if (!commutative || comm_size < 2) return false;
-    if (s.algorithm == ADAPT2_ALLREDUCE_RING) return true;
-    if (s.algorithm == ADAPT2_ALLREDUCE_TREE) return false;
-    return bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes;
+// Auto, measured (README): the ring for the middle sizes, where its 2(p-1)
+// steps of 1/p of the message beat the tree's full-size hops, the fused tree
+// elsewhere; recursive doubling below recdoubling_max_bytes (0 by default:
+// with more ranks than cores the tree, which leaves leaves idle, was faster).
+adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes,
+                                              int comm_size, bool commutative, bool contiguous) {
+    const bool can_ring = commutative && contiguous && comm_size > 1;
+    switch (s.algorithm) {
+    case ADAPT2_ALLREDUCE_RING: return can_ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE;
+    case ADAPT2_ALLREDUCE_RECDOUBLING: return contiguous ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
+    case ADAPT2_ALLREDUCE_TREE: return ADAPT2_ALLREDUCE_TREE;
+    default: break;
+    }
+    if (contiguous && bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
+    if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
+    return ADAPT2_ALLREDUCE_TREE;
 }
 
 }  // namespace adapt2

@@ -23,9 +23,10 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int 
 // gives the serial order), whatever shape was asked for.
 BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative);
 
-// Allreduce: the ring (commutative ops only) or the fused tree.
-bool allreduce_uses_ring(const adapt2_allreduce_settings_t &settings, size_t bytes, int comm_size,
-                         bool commutative);
+// Allreduce: recursive doubling and the ring need contiguous buffers, the
+// ring a commutative op; the fused tree takes everything.
+adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes,
+                                              int comm_size, bool commutative, bool contiguous);
 
 // The tree a forced algorithm stands for (algorithm must not be AUTO).
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &settings);

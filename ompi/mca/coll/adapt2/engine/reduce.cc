@@ -3,6 +3,7 @@
 #include "collectives.h"
 #include "counters.h"
 #include "decision.h"
+#include "recdoubling_flow.h"
 #include "reduce_flow.h"
 #include "ring_flow.h"
 #include "schedule.h"
@@ -81,10 +82,17 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                     bool in_place, const adapt2_reduction_t &op, int tag,
                     const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx) {
     const bool contiguous = result.contig && (in_place || own.contig);
-    if (contiguous && allreduce_uses_ring(settings, result.bytes, comm.size(), op.commutative != 0)) {
+    const auto algorithm = choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, contiguous);
+    if (algorithm != ADAPT2_ALLREDUCE_TREE) {
         auto *schedule = new Schedule(comm.transport(), done, done_ctx);
         schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
-        add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
+        if (algorithm == ADAPT2_ALLREDUCE_RING) {
+            add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
+        } else {
+            RecDoublingArgs a{comm.rank(), comm.size(), tag, in_place ? nullptr : own.contig, result.contig,
+                              result.bytes, op};
+            schedule->add_flow<RecDoublingFlow>(a, comm.pool());
+        }
         count(Counter::allreduce_calls, 1);
         schedule->start();
         return 0;

@@ -1,0 +1,88 @@
+#include "recdoubling_flow.h"
+
+#include <cstring>
+
+#include "schedule.h"
+
+namespace adapt2 {
+
+RecDoublingFlow::RecDoublingFlow(Schedule &schedule, int id, const RecDoublingArgs &a, BufferPool &pool)
+    : Flow(schedule, id),
+      rank_(a.rank),
+      size_(a.size),
+      tag_(a.tag),
+      result_(a.result),
+      bytes_(a.bytes),
+      op_(a.op),
+      pool_(pool) {
+    if (a.own && a.own != result_) std::memcpy(result_, a.own, bytes_);
+    plan();
+    if (!exchanges_.empty() && bytes_ > 0) tmp_ = pool_.borrow(bytes_, 1, 1);
+}
+
+void RecDoublingFlow::plan() {
+    if (size_ < 2 || bytes_ == 0) return;
+    int pof2 = 1;
+    while (pof2 * 2 <= size_) pof2 *= 2;
+    const int rem = size_ - pof2;
+    auto real = [rem](int v) { return v < rem ? v * 2 + 1 : v + rem; };
+    int vrank = rank_ - rem;
+    if (rank_ < 2 * rem) {
+        if (rank_ % 2 == 0) {  // hand our data to the next rank, get the result back
+            exchanges_.push_back({rank_ + 1, true, false, false, false});
+            exchanges_.push_back({rank_ + 1, false, true, false, true});
+            return;
+        }
+        exchanges_.push_back({rank_ - 1, false, true, true, false});
+        vrank = rank_ / 2;
+    }
+    for (int mask = 1; mask < pof2; mask <<= 1) exchanges_.push_back({real(vrank ^ mask), true, true, true, false});
+    if (rank_ < 2 * rem) exchanges_.push_back({rank_ - 1, true, false, false, false});
+}
+
+void RecDoublingFlow::start() {
+    if (!exchanges_.empty()) begin(0);
+}
+
+// One tag: between two ranks the messages of each direction follow one
+// another, never two in flight at once.
+void RecDoublingFlow::begin(size_t index) {
+    current_ = index;
+    if (current_ >= exchanges_.size() || schedule_.failed()) return;
+    const Exchange &x = exchanges_[current_];
+    waiting_ = (x.send ? 1 : 0) + (x.recv ? 1 : 0);
+    const int m = static_cast<int>(current_);
+    if (x.recv) {
+        schedule_.post_recv(x.into_result ? result_ : tmp_[0], x.peer, tag_,
+                            schedule_.take_op(id_, Op::kRecv, m, 0, bytes_));
+    }
+    if (x.send) schedule_.post_send(result_, x.peer, tag_, schedule_.take_op(id_, Op::kSend, m, 0, bytes_));
+}
+
+void RecDoublingFlow::on_complete(Op &op) {
+    schedule_.return_op(&op);
+    if (--waiting_ > 0) return;
+    const Exchange &x = exchanges_[current_];
+    if (x.fold) fold_with(x.peer);
+    begin(current_ + 1);
+}
+
+// acc = lower-ranked data op higher-ranked data, on both partners alike.
+void RecDoublingFlow::fold_with(int partner) {
+    const size_t units = bytes_ / op_.unit_bytes;
+    int rc;
+    if (partner < rank_) {
+        rc = op_.combine(op_.ctx, tmp_[0], result_, units);  // result = partner op result
+    } else {
+        rc = op_.combine(op_.ctx, result_, tmp_[0], units);  // tmp = result op partner
+        std::memcpy(result_, tmp_[0], bytes_);
+    }
+    if (rc != 0) schedule_.set_error(rc);
+    schedule_.trace_combined(id_, static_cast<int>(current_), bytes_);
+}
+
+void RecDoublingFlow::finish() {
+    if (!tmp_.empty()) pool_.give_back(bytes_, tmp_);
+}
+
+}  // namespace adapt2

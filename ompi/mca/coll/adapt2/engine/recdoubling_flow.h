@@ -1,0 +1,71 @@
+// Allreduce by recursive doubling, for small messages: log2(p) exchanges of
+// the whole accumulator instead of a reduce and a broadcast through a root.
+//
+// With p not a power of two, the first 2*rem ranks (rem = p - 2^floor(log2 p))
+// pair up first: each even one hands its data to the odd one after it and
+// gets the result back at the end. In every exchange the two partners fold
+// the lower ranks' data on the left, so both compute the same bits: the
+// result equals the left-to-right order of ranks (non-commutative ops work)
+// and does not depend on arrival order. Step k+1 starts once step k's
+// receive has arrived and its send has completed (the accumulator is the
+// send buffer). Contiguous buffers only.
+#ifndef ADAPT2_ENGINE_RECDOUBLING_FLOW_H
+#define ADAPT2_ENGINE_RECDOUBLING_FLOW_H
+
+#include <vector>
+
+#include "buffer_pool.h"
+#include "flow.h"
+#include "user_data.h"
+
+namespace adapt2 {
+
+struct RecDoublingArgs {
+    int rank = 0;
+    int size = 1;
+    int tag = 0;                // first of tags_needed() tags, counting down
+    const char *own = nullptr;  // contiguous contribution (nullptr: in place in result)
+    char *result = nullptr;     // contiguous, every rank
+    size_t bytes = 0;
+    adapt2_reduction_t op{};
+};
+
+class RecDoublingFlow final : public Flow {
+public:
+    static int tags_needed() { return 1; }  // one exchange per pair at a time, in order
+
+    RecDoublingFlow(Schedule &schedule, int id, const RecDoublingArgs &args, BufferPool &pool);
+
+    int max_ops() const override { return 2; }
+    void start() override;
+    void on_complete(Op &op) override;
+    bool has_pending_work() const override { return current_ < exchanges_.size(); }
+    void finish() override;
+
+private:
+    // One exchange with a partner; the next starts when it has finished.
+    struct Exchange {
+        int peer;
+        bool send;          // our accumulator (the result buffer)
+        bool recv;
+        bool fold;          // combine what arrived into the accumulator
+        bool into_result;   // the receive lands in the result (the final hand-back)
+    };
+    void plan();
+    void begin(size_t index);
+    void fold_with(int partner);
+
+    int rank_, size_, tag_;
+    char *result_;
+    size_t bytes_;
+    adapt2_reduction_t op_;
+    BufferPool &pool_;
+    std::vector<char *> tmp_;        // the partner's data
+    std::vector<Exchange> exchanges_;
+    size_t current_ = 0;
+    int waiting_ = 0;                // operations of the current exchange in flight
+};
+
+}  // namespace adapt2
+
+#endif
