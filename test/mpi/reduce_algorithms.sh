@@ -27,4 +27,11 @@ done
 expect_output "np 7, ring, counts around the number of ranks" "invalid value" 0 7 -- \
     "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms ring --segsizes 64,4096 \
     --types int,dcomplex --ops sum,prod --counts 1,6,7,8,13,14,15,50
+# Recursive doubling: p not a power of two (pre and post steps), in place,
+# the non-commutative matrix product in rank order, blocking and not.
+for np in 3 5 8; do
+    check "np $np, recursive doubling allreduce" $np -- \
+        "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms recursive_doubling \
+        --types int,double,mat2i --ops sum,matmul --counts 1,1000 --inplace=both
+done
 finish
