@@ -11,8 +11,11 @@ and allreduce, the root for reduce) and of its end-to-end "span" (latest
 return on a receiving rank minus the earliest call on a rank that has data;
 one node only), their spread (min-max over repeats), and the ratios of the
 first component (adapt2 by default) to each other one: a ratio < 1 means the
-first component is faster.  It ends with one line per collective and other
-component: the geometric mean of the ratios over sizes >= 64 KiB.
+first component is faster, and to the best other one (the fastest other
+component's median at that size).  It ends with one line per collective and
+other component: the geometric mean of the ratios over sizes >= 64 KiB, and
+one "<collective> np=N: adapt2/best-other ..." line (geometric means over
+sizes >= 64 KiB and over all sizes).
 
 Collectives: bcast, ibcast, reduce, ireduce, allreduce, iallreduce (--op picks
 the reduction op, --type the datatype; by default the benchmark's: char for
@@ -38,6 +41,18 @@ back to tuned/libnbc and a note says so); --no-check skips both.
 Writes DIR/raw.csv (every size of every run), DIR/summary.csv (the table),
 DIR/logs/ (each run's command and output) and DIR/<collective>.png (gnuplot,
 perf/plot.gp).
+
+Noise mode ("compare.py noise ...", see compare.py noise --help): runs
+perf/noise_bench (compute + injected noise + a collective, no barriers; once
+without and once with noise) for each component, interleaved, over
+collectives, sizes, rank counts, noise settings and seeds, and compares how
+much of the injected noise each component amplifies (medians, spread, ratios,
+DIR/noise_raw.csv, DIR/noise_summary.csv, DIR/noise_*.png via
+perf/plot_noise.gp).
+
+  perf/compare.py noise --quick --component-dir <builddir>/.libs
+  perf/compare.py noise --collective bcast,reduce --sizes 4K,1M --np 4,8 \
+      --noise p=0.1,d=5ms --noise periodic:d=5ms,every=50ms --component-dir ...
 
 Python 3 standard library only.
 """
@@ -164,10 +179,13 @@ def build_parser():
         description='Run perf/adapt2_bench for several coll components, interleaved, and '
                     'compare them (table on stdout, CSV and PNG under --out).',
         epilog='Ratios are first-component/other (adapt2/other by default): < 1 means the '
-               'first component is faster. Components that have no code of their own for a '
+               'first component is faster; best-other: first component / the fastest other '
+               'one at each size. Components that have no code of their own for a '
                'collective (adapt, han) are skipped for it with a note. Example: '
                'perf/compare.py --quick --component-dir /tmp/build/.libs --validate '
-               '--collective bcast,reduce,allreduce')
+               '--collective bcast,reduce,allreduce. This is the latency mode '
+               '("compare.py [latency] ..."); the noise-absorption mode is '
+               '"compare.py noise ..." (see compare.py noise --help).')
     p.add_argument('--components', default='adapt2,tuned,adapt',
                    help='comma list from %s (default: adapt2,tuned,adapt); the first one is '
                         'the reference of the ratios; tuned and libnbc both mean Open MPI\'s '
@@ -248,7 +266,7 @@ def check_numbers(a):
         iter_spec(a.warmup, '--warmup')
 
 
-def check_paths(a):
+def check_paths(a, bench_name='adapt2_bench'):
     a.extra = []
     for item in a.extra_mca.split(','):
         if not item.strip():
@@ -264,7 +282,7 @@ def check_paths(a):
         if not os.path.exists(os.path.join(a.component_dir, 'mca_coll_adapt2.so')) \
                 and 'adapt2' in a.components:
             raise UsageError('--component-dir %s has no mca_coll_adapt2.so' % a.component_dir)
-    a.bench = find_bench(a)
+    a.bench = find_bench(a, bench_name)
 
 
 def parse_args(argv):
@@ -284,14 +302,14 @@ def parse_args(argv):
     return a
 
 
-def find_bench(a):
+def find_bench(a, name='adapt2_bench'):
     if a.bench:
         cands = [a.bench]
     else:
-        cands = [os.path.join(HERE, 'adapt2_bench')]
+        cands = [os.path.join(HERE, name)]
         if a.component_dir:
-            cands.insert(0, os.path.join(os.path.dirname(a.component_dir), 'perf', 'adapt2_bench'))
-        cands.append(os.path.join(os.getcwd(), 'perf', 'adapt2_bench'))
+            cands.insert(0, os.path.join(os.path.dirname(a.component_dir), 'perf', name))
+        cands.append(os.path.join(os.getcwd(), 'perf', name))
     for c in cands:
         if os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
@@ -431,8 +449,8 @@ def preflight(a, plan, env):
         module = COMPONENTS[comp]['module']
         if not module:
             continue
-        cmd = mpirun_cmd(a, comp, a.np, bench_args(a, coll)[:2] +
-                         ['-m', '8', '-i', '1', '-x', '0'], env.libdir)
+        cmd = mpirun_cmd(a, comp, a.np, ['-k', coll, '-m', '8', '-i', '1', '-x', '0'],
+                         env.libdir)
         cmd[1:1] = ['--mca', 'coll_base_verbose', '10']
         print('[check] %s is selected ...' % comp, file=sys.stderr, flush=True)
         rc, out, err, _ = run(cmd, a.timeout)
@@ -558,6 +576,7 @@ def write_summary(env, rows):
         fields = ['collective', 'np', 'type', 'op', 'size', 'component', 'repeats']
         fields += ['%s_%s_us' % (m, k) for m, _, _ in METRICS for k in ('median', 'min', 'max')]
         fields += ['ratio_%s' % m for m, _, _ in METRICS] + ['reference']
+        fields += ['%s_%s' % (k, m) for m, _, _ in METRICS for k in ('best_other', 'ratio_best')]
         wr = csv.DictWriter(f, fieldnames=fields)
         wr.writeheader()
         wr.writerows(rows)
@@ -577,6 +596,10 @@ def print_footer(env, closing, notes, pngs):
 
 
 def main(argv):
+    if argv[:1] == ['noise']:
+        return noise_main(argv[1:])
+    if argv[:1] == ['latency']:
+        argv = argv[1:]
     a = parse_args(argv)
     plan, notes = a.plan, list(a.notes)
     env = setup(a)
@@ -636,6 +659,22 @@ class Stats:
         num, den = self.value(self.ref, s, m), self.value(o, s, m)
         return num / den if num is not None and den else None
 
+    def best(self, s, m):
+        """(label, median) of the fastest other component at size s, or
+        (None, None)."""
+        vals = [(self.value(o, s, m), o) for o in self.others]
+        vals = [(v, o) for v, o in vals if v]
+        if not vals:
+            return None, None
+        v, o = min(vals)
+        return o, v
+
+    def ratio_best(self, s, m):
+        """reference / the fastest other component (its median), or None."""
+        o, den = self.best(s, m)
+        num = self.value(self.ref, s, m)
+        return num / den if num is not None and den else None
+
 
 def describe(meta):
     """'float, op sum' from the benchmark's header, or ''."""
@@ -663,6 +702,10 @@ def summary_rows(a, coll, stats, meta):
                 if lab != stats.ref:
                     r = stats.ratio(lab, s, m)
                     row['ratio_%s' % m] = '%.4f' % r if r is not None else ''
+                elif stats.others:
+                    r = stats.ratio_best(s, m)
+                    row['best_other_%s' % m] = stats.best(s, m)[0] or ''
+                    row['ratio_best_%s' % m] = '%.4f' % r if r is not None else ''
             rows.append(row)
     return rows
 
@@ -688,14 +731,20 @@ def print_metric_table(a, coll, stats, m, what, desc):
     w = max([len(c) for c in cells.values()] + [len(l) for l in labels]) + 2
     ratio_names = ['%s/%s' % (ref, o) for o in stats.others]
     rw = [max(len(r) + 2, 8) for r in ratio_names]
+    best_name = '%s/best-other' % ref if stats.others else ''
+    bw = max(len(best_name), 4 + max([len(o) for o in stats.others] or [0]) + 3) + 2
     print('%8s' % 'size' + ''.join('%*s' % (w, lab) for lab in labels) +
-          ''.join('%*s' % (x, r) for x, r in zip(rw, ratio_names)))
+          ''.join('%*s' % (x, r) for x, r in zip(rw, ratio_names)) +
+          ('%*s' % (bw, best_name) if stats.others else ''))
     for s in stats.sizes:
         line = '%8s' % human_size(s)
         line += ''.join('%*s' % (w, cells.get((lab, s), '-')) for lab in labels)
         for o, x in zip(stats.others, rw):
             r = stats.ratio(o, s, m)
             line += '%*.2f' % (x, r) if r is not None else '%*s' % (x, '-')
+        if stats.others:
+            r = stats.ratio_best(s, m)
+            line += '%*s' % (bw, '%.2f %s' % (r, stats.best(s, m)[0]) if r is not None else '-')
         print(line)
 
 
@@ -718,7 +767,33 @@ def closing_lines(a, coll, stats, desc):
                      % (coll, a.np, stats.ref, o, gm('avg', use), where, gm('last', use),
                         gm('span', use), gm('avg', common), a.repeat,
                         '; %s' % desc if desc else ''))
+    if stats.others:
+        lines.append(best_other_line(a, coll, stats, desc, iec))
     return lines
+
+
+def best_other_line(a, coll, stats, desc, iec):
+    """'<coll> np=N: adapt2/best-other ...': the geometric mean over sizes of
+    the reference's median over the fastest other component's median at that
+    size (per metric), over sizes >= RATIO_FROM and over all sizes."""
+    common = [s for s in stats.sizes if stats.ratio_best(s, 'avg')]
+    big = [s for s in common if s >= RATIO_FROM]
+
+    def gm(m, over):
+        rs = [r for r in (stats.ratio_best(s, m) for s in over) if r]
+        return '%.2f' % geomean(rs) if rs else 'n/a'
+    wins = {}
+    for s in common:
+        o = stats.best(s, 'avg')[0]
+        wins[o] = wins.get(o, 0) + 1
+    return ('%s np=%d: %s/best-other median ratio %s over sizes >= %s, %s over all sizes '
+            '(last %s / %s, span %s / %s; best other = the fastest of %s per size by the '
+            'metric\'s median; by avg: %s; geometric mean of per-size ratios over %d '
+            'repeats%s)' % (coll, a.np, stats.ref, gm('avg', big), iec, gm('avg', common),
+                             gm('last', big), gm('last', common), gm('span', big),
+                             gm('span', common), ', '.join(stats.others),
+                             ', '.join('%s %d sizes' % kv for kv in sorted(wins.items())) or '-',
+                             a.repeat, '; %s' % desc if desc else ''))
 
 
 def print_tables(a, coll, labels, res, closing, meta=None):
@@ -786,6 +861,553 @@ def write_ratio_dat(out_dir, coll, labels, res):
                 f.write('\n\n')
                 nrat += 1
     return rat, nrat
+
+
+
+# ---------------------------------------------------------------------------
+# Noise mode: compare.py noise ...  (perf/noise_bench, perf/plot_noise.gp)
+
+NOISE_DEFAULT = 'p=0.1,d=5ms'
+NOISE_QUICK = {'sizes': '4K', 'noise': ['p=0.3,d=3ms'], 'seeds': '1', 'repeat': 1,
+               'iters': 30, 'warmup': 3}
+# The keys perf/noise.h knows per mode (keep in sync with noise.c).
+NOISE_KEYS = {'random': ('p', 'd', 'dist', 'alpha', 'cap', 'ranks', 'frac', 'how'),
+              'periodic': ('d', 'every', 'phase', 'ranks', 'frac', 'how')}
+NOISE_CHOICES = {'dist': ('fixed', 'exp', 'pareto'), 'phase': ('rand', 'same'),
+                 'how': ('sleep', 'spin')}
+# noise_bench's RESULT fields kept in noise_raw.csv (numbers).
+NOISE_NUMBERS = ('t_clean_s', 't_noisy_s', 't_clean_max_s', 't_noisy_max_s',
+                 'noise_per_rank_s', 'noise_level', 'events_per_rank', 'coll_clean_us',
+                 'coll_noisy_us', 'amplification', 'amp_last', 'sync_bound')
+NOISE_HELP = """\
+Noise absorption: runs perf/noise_bench (N iterations of compute + injected
+noise + a collective, no barriers; once without and once with noise) for
+each component, interleaved (A B A B ...) over every case (np, collective,
+size, noise setting, seed, repeat), and prints per case the median [min-max]
+over seeds x repeats of each component's amplification
+
+  amplification = (mean T_noisy - mean T_clean) / mean noise injected per rank
+
+(1.0: each rank's noise costs only that rank; a lock-step collective
+approaches sync_bound, the fully synchronized expectation computed from the
+noise actually injected), the noise level (noise per rank / clean time) and
+the ratio of the first component's median amplification to each other one's
+(< 1: the first component amplifies less).  Writes DIR/noise_raw.csv,
+DIR/noise_summary.csv, DIR/logs/ and per (collective, size, np) a plot
+DIR/noise_<collective>_<size>_np<N>.png of amplification per noise setting.
+
+Noise specs (--noise, repeatable; noise_bench -n; perf/noise.h):
+  none | [random:]KEY=VAL,... | periodic:KEY=VAL,...
+  random    p=PROB (0.1) per iteration; d=DUR (5ms: fixed value, exp mean,
+            pareto minimum); dist=fixed|exp|pareto; alpha=A (1.5, pareto
+            shape); cap=DUR (20*d, exp/pareto upper bound)
+  periodic  d=DUR (5ms) once every=DUR (50ms) per noisy rank; phase=rand
+            (per-rank phase from the seed, default) or same
+  both      ranks=all|R|R+R+... or frac=F (noisy ranks chosen by the seed);
+            how=sleep|spin (sleep: frees the core, right for oversubscribed
+            nodes)
+  DUR: a number with us, ms or s.  Events under ~2 ms vanish in the jitter of
+  4 ranks on 2 cores; the defaults are visible above it.
+
+Examples:
+  compare.py noise --component-dir /tmp/b/.libs --collective bcast,reduce \\
+      --sizes 4K,1M --np 4,8 --noise p=0.1,d=5ms \\
+      --noise p=0.1,d=2ms,dist=pareto,alpha=1.5,cap=50ms \\
+      --noise periodic:d=5ms,every=50ms --seeds 1,2,3
+  compare.py noise --quick --component-dir /tmp/b/.libs
+"""
+
+
+def parse_duration(text):
+    """'5ms' -> 5000.0 (us); None if malformed."""
+    m = re.fullmatch(r'(\d+(?:\.\d*)?|\.\d+)(us|ms|s)?', text)
+    if not m:
+        return None
+    return float(m.group(1)) * {None: 1, 'us': 1, 'ms': 1e3, 's': 1e6}[m.group(2)]
+
+
+def noise_value(mode, k, v):
+    """Checks one KEY=VALUE of a noise spec (as noise.c does)."""
+    def num(lo, hi, lo_open):
+        try:
+            x = float(v)
+        except ValueError:
+            x = None
+        if x is None or not math.isfinite(x) or x < lo or (lo_open and x == lo) or x > hi:
+            raise UsageError('noise %s=%s: want a number in %s%g, %g]'
+                             % (k, v, '(' if lo_open else '[', lo, hi))
+        return x
+    if k in NOISE_CHOICES:
+        if v not in NOISE_CHOICES[k]:
+            raise UsageError('noise %s=%s: want %s' % (k, v, ' or '.join(NOISE_CHOICES[k])))
+    elif k in ('d', 'cap', 'every'):
+        us = parse_duration(v)
+        if not us:
+            raise UsageError('noise %s=%s: want a positive duration (us, ms, s)' % (k, v))
+        return us
+    elif k == 'p':
+        return num(0, 1, False)
+    elif k == 'alpha':
+        return num(0, float('inf'), True)
+    elif k == 'frac':
+        return num(0, 1, True)
+    elif k == 'ranks':
+        if v != 'all' and not re.fullmatch(r'\d+(\+\d+){0,63}', v):
+            raise UsageError('noise ranks=%s: want all, R or R+R+...' % v)
+    return v
+
+
+def parse_noise(text, nps):
+    """Checks a noise spec for every np of the run; returns it stripped."""
+    text = text.strip()
+    if text in ('none', 'off'):
+        return text
+    mode, body = 'random', text
+    colon, eq = text.find(':'), text.find('=')
+    if colon >= 0 and (eq < 0 or colon < eq):
+        mode, body = text[:colon], text[colon + 1:]
+        if mode not in NOISE_KEYS:
+            raise UsageError('noise %r: unknown mode %r (random or periodic)' % (text, mode))
+    vals = {}
+    for item in filter(None, body.split(',')):
+        k, sep, v = item.partition('=')
+        if not sep or not k:
+            raise UsageError('noise %r: %r is not KEY=VALUE' % (text, item))
+        if k not in NOISE_KEYS[mode]:
+            raise UsageError('noise %r: unknown key %r for %s noise (known: %s)'
+                             % (text, k, mode, ', '.join(NOISE_KEYS[mode])))
+        if k in ('ranks', 'frac') and ('ranks' in vals or 'frac' in vals):
+            raise UsageError('noise %r: ranks= and frac= given twice or together' % text)
+        vals[k] = noise_value(mode, k, v)
+    d = vals.get('d', 5000.0)
+    if mode == 'random' and vals.get('cap', 20 * d) < d:
+        raise UsageError('noise %r: cap below d' % text)
+    if vals.get('ranks', 'all') != 'all':
+        bad = [int(r) for r in vals['ranks'].split('+') if int(r) >= min(nps)]
+        if bad:
+            raise UsageError('noise %r: rank %d is not a rank at np=%d' % (text, bad[0], min(nps)))
+    return text
+
+
+def build_noise_parser():
+    p = argparse.ArgumentParser(
+        prog='compare.py noise', formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=NOISE_HELP)
+    p.add_argument('--components', default='adapt2,tuned,adapt',
+                   help='comma list from %s (default: adapt2,tuned,adapt; the first one is '
+                        'the reference of the ratios; tuned/libnbc: Open MPI\'s default; '
+                        'components without code for a collective are skipped for it)'
+                   % ','.join(COMPONENTS))
+    p.add_argument('--collective', default='bcast',
+                   help='comma list from %s (default: bcast; reductions are MPI_SUM on '
+                        'float)' % ','.join(COLLECTIVES))
+    p.add_argument('--sizes', default=None,
+                   help='comma list of message sizes, K/M suffixes (default 1M; --quick: %s)'
+                        % NOISE_QUICK['sizes'])
+    p.add_argument('--np', default='4', help='comma list of rank counts (default 4)')
+    p.add_argument('--noise', action='append', default=None, metavar='SPEC',
+                   help='a noise setting (repeatable; default %s, the reference loop; '
+                        '--quick: %s); syntax above' % (NOISE_DEFAULT, NOISE_QUICK['noise'][0]))
+    p.add_argument('--seeds', default=None,
+                   help='comma list of noise seeds (default 1,2,3; --quick: 1)')
+    p.add_argument('--repeat', type=int, default=None,
+                   help='runs per seed and component (default 1)')
+    p.add_argument('--iters', type=int, default=None,
+                   help='iterations per loop (default 200; --quick: %d)' % NOISE_QUICK['iters'])
+    p.add_argument('--warmup', type=int, default=None,
+                   help='untimed warm-up iterations (default 10; --quick: %d)'
+                        % NOISE_QUICK['warmup'])
+    p.add_argument('--compute', type=float, default=2000,
+                   help='compute per iteration in us (default 2000)')
+    p.add_argument('--spin-compute', action='store_true',
+                   help='busy compute instead of sleeping (dedicated cores only)')
+    p.add_argument('--poll', type=float, default=0, metavar='US',
+                   help='non-blocking collectives: MPI_Test every US us during the compute '
+                        '(default 0: never)')
+    p.add_argument('--validate', action='store_true',
+                   help='check the data after each loop (noise_bench -c)')
+    p.add_argument('--component-dir', metavar='DIR', default=None,
+                   help="directory holding mca_coll_adapt2.so (e.g. <builddir>/.libs), "
+                        "searched before Open MPI's own; default: the installed adapt2")
+    p.add_argument('--bench', metavar='PATH', default=None,
+                   help='the benchmark (default: perf/noise_bench next to this script, '
+                        'else <component-dir>/../perf/noise_bench)')
+    p.add_argument('--extra-mca', metavar='"K V,K V"', default='',
+                   help='more --mca pairs for every run')
+    p.add_argument('--timeout', type=float, default=300,
+                   help='seconds allowed per mpirun (default 300)')
+    p.add_argument('--out', metavar='DIR', default=None,
+                   help='results directory (default perf/results/noise-<timestamp>)')
+    p.add_argument('--mpirun', default='mpirun', help='mpirun to use (default: mpirun)')
+    p.add_argument('--no-check', action='store_true',
+                   help='skip the pre-flight checks (component selected, adapt2 algorithm '
+                        'parameters)')
+    p.add_argument('--no-plot', action='store_true', help='do not run gnuplot')
+    p.add_argument('--quick', action='store_true',
+                   help='one small size, one seed, few iterations (a smoke test of a few '
+                        'seconds per component); explicit options still win')
+    return p
+
+
+def int_list(text, what, lo):
+    try:
+        xs = [int(x) for x in text.split(',') if x.strip()]
+    except ValueError:
+        raise UsageError('bad %s %r (comma list of integers)' % (what, text))
+    if not xs or min(xs) < lo:
+        raise UsageError('bad %s %r (integers >= %d)' % (what, text, lo))
+    return xs
+
+
+def noise_defaults(a):
+    q = NOISE_QUICK if a.quick else {}
+    a.sizes = a.sizes or q.get('sizes', '1M')
+    a.noise = a.noise or q.get('noise', [NOISE_DEFAULT])
+    a.seeds = a.seeds or q.get('seeds', '1,2,3')
+    a.repeat = a.repeat if a.repeat is not None else q.get('repeat', 1)
+    a.iters = a.iters if a.iters is not None else q.get('iters', 200)
+    a.warmup = a.warmup if a.warmup is not None else q.get('warmup', 10)
+
+
+def noise_check(a):
+    a.size_list = [parse_size(x) for x in a.sizes.split(',') if x.strip()]
+    if not a.size_list or min(a.size_list) < 1 or max(a.size_list) > 2**31 - 1:
+        raise UsageError('--sizes: want sizes from 1 byte to 2 GiB - 1')
+    a.nps = int_list(a.np, '--np', 1)
+    a.np = a.nps[0]                 # the pre-flight check's
+    a.seed_list = int_list(a.seeds, '--seeds', 0)
+    a.noise = [parse_noise(n, a.nps) for n in a.noise]
+    for name, v, lo in (('--repeat', a.repeat, 1), ('--iters', a.iters, 1),
+                        ('--warmup', a.warmup, 0)):
+        if v < lo:
+            raise UsageError('%s must be at least %d' % (name, lo))
+    for name, v in (('--compute', a.compute), ('--poll', a.poll)):
+        if not (0 <= v <= 1e9):
+            raise UsageError('%s must be between 0 and 1e9 us' % name)
+    if a.timeout <= 0:
+        raise UsageError('--timeout must be positive')
+
+
+def noise_parse_args(argv):
+    p = build_noise_parser()
+    a = p.parse_args(argv)
+    try:
+        a.components = comma_list(a.components, COMPONENTS, 'component')
+        a.collectives = comma_list(a.collective, COLLECTIVES, 'collective')
+        noise_defaults(a)
+        noise_check(a)
+        check_paths(a, 'noise_bench')
+        a.plan, a.notes = build_plan(a)
+    except UsageError as e:
+        p.print_usage(sys.stderr)
+        print('compare.py noise: error: %s' % e, file=sys.stderr)
+        sys.exit(2)
+    return a
+
+
+def noise_bench_args(a, case, seed):
+    np_, coll, size, ni = case
+    args = ['-k', coll, '-m', str(size), '-n', a.noise[ni], '-s', str(seed),
+            '-i', str(a.iters), '-x', str(a.warmup), '-w', '%g' % a.compute, '-q']
+    if a.validate:
+        args.append('-c')
+    if a.spin_compute:
+        args.append('-b')
+    if a.poll > 0 and coll in NONBLOCKING:
+        args += ['-P', '%g' % a.poll]
+    return args
+
+
+def parse_result(out):
+    """The key=value pairs of noise_bench's 'RESULT ' line (numbers as
+    floats); ValueError if there is none."""
+    for line in out.splitlines():
+        if line.startswith('RESULT '):
+            kv = dict(x.split('=', 1) for x in line.split()[1:] if '=' in x)
+            for k in NOISE_NUMBERS:
+                kv[k] = float(kv[k])
+            return kv
+    raise ValueError('no RESULT line')
+
+
+def noise_cases(a):
+    """[(np, collective, size, noise index)] in run order."""
+    return [(n, c, s, i) for n in a.nps for c in a.collectives for s in a.size_list
+            for i in range(len(a.noise))]
+
+
+def noise_run_one(a, env, n, total, case, seed, rep, comp, lab):
+    """One mpirun; (row, None) or (None, why it failed)."""
+    np_, coll, size, ni = case
+    cmd = mpirun_cmd(a, comp, np_, noise_bench_args(a, case, seed), env.libdir)
+    what = '%s %s %s np=%d noise %s seed %d repeat %d' % (lab, coll, human_size(size), np_,
+                                                          a.noise[ni], seed, rep + 1)
+    print('[%d/%d] %s ...' % (n, total, what), end='', file=sys.stderr, flush=True)
+    rc, out, err, secs = run(cmd, a.timeout)
+    log = os.path.join(env.logdir, '%03d_%s_%s_np%d_n%d_s%d_%s_r%d.txt' % (
+        n, coll, human_size(size), np_, ni + 1, seed, lab, rep + 1))
+    with open(log, 'w') as f:
+        f.write('# command: %s\n# rc: %s, %.1f s\n%s\n# stderr:\n%s'
+                % (shlex.join(cmd), rc, secs, out, err))
+    try:
+        if rc != 0:
+            raise ValueError('timed out after %.0f s' % a.timeout if rc is None
+                             else 'exit status %d' % rc)
+        res = parse_result(out)
+    except (ValueError, KeyError) as e:
+        print(' FAILED', file=sys.stderr)
+        tail = '\n'.join((err.strip() or out.strip()).splitlines()[-15:])
+        return None, '%s: %s\n  command: %s\n  log: %s\n%s' % (what, e, shlex.join(cmd),
+                                                               log, tail)
+    print(' %.1f s, amplification %.2f' % (secs, res['amplification']), file=sys.stderr,
+          flush=True)
+    row = dict(run=n, repeat=rep + 1, seed=seed, np=np_, collective=coll, size=size,
+               noise=a.noise[ni], noise_canon=res.get('noise', ''), component=lab,
+               validate=res.get('validate', ''), wall_s='%.2f' % secs)
+    row.update({k: res[k] for k in NOISE_NUMBERS})
+    return row, None
+
+
+def noise_run_matrix(a, env):
+    """All runs, interleaved (components innermost); fills env.noise[case][label]
+    with one row per (seed, repeat) and writes noise_raw.csv.  None, or why
+    it failed."""
+    fields = ['run', 'repeat', 'seed', 'np', 'collective', 'size', 'noise', 'noise_canon',
+              'component'] + list(NOISE_NUMBERS) + ['validate', 'wall_s']
+    cases = noise_cases(a)
+    labels = {coll: [(comp, lab) for c, comp, lab in a.plan if c == coll]
+              for coll in a.collectives}
+    total = a.repeat * len(a.seed_list) * sum(len(labels[c[1]]) for c in cases)
+    n = 0
+    with open(env.raw_path, 'w', newline='') as fraw:
+        wr = csv.DictWriter(fraw, fieldnames=fields, extrasaction='ignore')
+        wr.writeheader()
+        for rep in range(a.repeat):
+            for seed in a.seed_list:
+                for case in cases:
+                    for comp, lab in labels[case[1]]:
+                        n += 1
+                        row, failed = noise_run_one(a, env, n, total, case, seed, rep,
+                                                    comp, lab)
+                        if failed:
+                            return failed
+                        wr.writerow(row)
+                        fraw.flush()
+                        env.noise.setdefault(case, {}).setdefault(lab, []).append(row)
+    return None
+
+
+def cell3(t, fmt='%.2f'):
+    return '-' if t is None else (fmt + ' [' + fmt + '-' + fmt + ']') % t
+
+
+def noise_case_stats(runs):
+    """{field: (median, min, max)} over the runs of one component in one case."""
+    return {k: spread([r[k] for r in runs]) for k in NOISE_NUMBERS}
+
+
+def print_noise_table(a, np_, coll, size, labels, env):
+    """One table per (np, collective, size): a line per noise setting; returns
+    the summary CSV rows."""
+    ref, others = labels[0], labels[1:]
+    nsamp = a.repeat * len(a.seed_list)
+    print()
+    print('== %s %s np=%d: noise amplification, median [min-max] over %d runs (seeds %s x %d '
+          'repeat%s); 1.0: each rank\'s noise costs only itself; sync: fully synchronized '
+          'expectation; level: noise per rank / clean time; ratio %s/other < 1: %s '
+          'amplifies less' % (coll, human_size(size), np_, nsamp,
+                              ','.join(map(str, a.seed_list)), a.repeat,
+                              '' if a.repeat == 1 else 's', ref, ref))
+    rows, lines = [], []
+    for ni, spec in enumerate(a.noise):
+        res = env.noise.get((np_, coll, size, ni), {})
+        st = {lab: noise_case_stats(res[lab]) for lab in labels if res.get(lab)}
+        every = [r for lab in labels for r in res.get(lab, [])]
+        sync = statistics.median([r['sync_bound'] for r in every]) if every else None
+        level = statistics.median([r['noise_level'] for r in every]) if every else None
+        cells = [cell3(st[lab]['amplification']) if lab in st else '-' for lab in labels]
+        ratios = [st[ref]['amplification'][0] / st[o]['amplification'][0]
+                  if ref in st and o in st and st[o]['amplification'][0] > 0 else None
+                  for o in others]
+        lines.append((spec, level, sync, cells, ratios))
+        for lab in labels:
+            if lab not in st:
+                continue
+            row = dict(np=np_, collective=coll, size=size, noise=spec, component=lab,
+                       runs=len(res[lab]), reference=ref, case_sync_bound='%.4f' % sync,
+                       case_noise_level='%.4f' % level)
+            for k in NOISE_NUMBERS:
+                for name, v in zip(('median', 'min', 'max'), st[lab][k]):
+                    row['%s_%s' % (k, name)] = '%.6g' % v
+            if lab != ref:
+                r = ratios[others.index(lab)]
+                row['ratio_amplification'] = '%.4f' % r if r is not None else ''
+            rows.append(row)
+    print_noise_lines(labels, lines)
+    return rows
+
+
+def print_noise_lines(labels, lines):
+    ref, others = labels[0], labels[1:]
+    sw = max([len(l[0]) for l in lines] + [5]) + 2
+    w = max([len(c) for l in lines for c in l[3]] + [len(x) for x in labels]) + 2
+    rnames = ['%s/%s' % (ref, o) for o in others]
+    print('%-*s%8s%7s' % (sw, 'noise', 'level', 'sync') + ''.join('%*s' % (w, x) for x in labels)
+          + ''.join('%*s' % (len(r) + 2, r) for r in rnames))
+    for spec, level, sync, cells, ratios in lines:
+        print('%-*s%7.1f%%%7s' % (sw, spec, 100 * level if level is not None else float('nan'),
+                                  '%.2f' % sync if sync is not None else '-')
+              + ''.join('%*s' % (w, c) for c in cells)
+              + ''.join('%*s' % (len(n) + 2, '%.2f' % r if r is not None else '-')
+                        for n, r in zip(rnames, ratios)))
+
+
+def noise_closing(a, env):
+    """Per (np, collective): geometric means over sizes and noise settings of
+    each component's median amplification, of sync_bound, and of the ratios."""
+    lines = []
+    for np_ in a.nps:
+        for coll in a.collectives:
+            labels = [lab for c, _, lab in a.plan if c == coll]
+            med = {lab: [] for lab in labels}
+            syncs, ratios = [], {o: [] for o in labels[1:]}
+            for case in noise_cases(a):
+                if case[:2] != (np_, coll) or case not in env.noise:
+                    continue
+                res = env.noise[case]
+                m = {lab: statistics.median([r['amplification'] for r in res[lab]])
+                     for lab in labels if res.get(lab)}
+                for lab, v in m.items():
+                    med[lab].append(v)
+                syncs.append(statistics.median([r['sync_bound'] for lab in res
+                                                for r in res[lab]]))
+                for o in ratios:
+                    if labels[0] in m and m.get(o):
+                        ratios[o].append(m[labels[0]] / m[o])
+            n = len(syncs)
+            if not n:
+                continue
+            lines.append('noise %s np=%d: amplification %s, sync_bound %.2f; %s (geometric '
+                         'means over %d case%s: sizes %s x noise settings %d; medians over '
+                         '%d runs each)' % (
+                             coll, np_, ', '.join('%s %.2f' % (lab, geomean(med[lab]))
+                                                  for lab in labels if med[lab]),
+                             geomean(syncs),
+                             ', '.join('%s/%s %.2f' % (labels[0], o, geomean(r))
+                                       for o, r in ratios.items() if r) or 'no ratios',
+                             n, '' if n == 1 else 's',
+                             ','.join(human_size(x) for x in a.size_list), len(a.noise),
+                             a.repeat * len(a.seed_list)))
+    return lines
+
+
+def write_noise_summary(env, rows):
+    fields = ['np', 'collective', 'size', 'noise', 'component', 'runs', 'reference',
+              'case_noise_level', 'case_sync_bound', 'ratio_amplification']
+    fields += ['%s_%s' % (k, n) for k in NOISE_NUMBERS for n in ('median', 'min', 'max')]
+    with open(env.sum_path, 'w', newline='') as f:
+        wr = csv.DictWriter(f, fieldnames=fields)
+        wr.writeheader()
+        wr.writerows(rows)
+
+
+def plot_noise(a, env, np_, coll, size, labels):
+    """noise_<coll>_<size>_np<N>.png: median amplification (bars min-max) per
+    noise setting, a line per component, and the sync_bound; None if no plot."""
+    gp = os.path.join(HERE, 'plot_noise.gp')
+    if not shutil.which('gnuplot'):
+        print('compare.py: gnuplot not found (Debian package gnuplot-nox): no plot',
+              file=sys.stderr)
+        return None
+    if not os.path.exists(gp):
+        print('compare.py: %s missing: no plot' % gp, file=sys.stderr)
+        return None
+    base = os.path.join(env.out_dir, 'noise_%s_%s_np%d' % (coll, human_size(size), np_))
+    nblocks = write_noise_dat(a, env, base + '.dat', np_, coll, size, labels)
+    title = '%s %s, np=%d, %d iterations of %g us compute, %d runs per point (%s)' % (
+        coll, human_size(size), np_, a.iters, a.compute, a.repeat * len(a.seed_list),
+        ', '.join(labels))
+    cmd = ['gnuplot', '-c', gp, base + '.dat', base + '.png', title, str(nblocks),
+           str(len(a.noise))]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print('compare.py: gnuplot failed (%s): %s' % (shlex.join(cmd), r.stderr.strip()),
+              file=sys.stderr)
+        return None
+    return base + '.png'
+
+
+def write_noise_dat(a, env, path, np_, coll, size, labels):
+    """Blocks (two blank lines apart): one per component, then sync_bound;
+    lines 'index median min max "noise setting (level)"'."""
+    with open(path, 'w') as f:
+        for lab in labels + ['sync_bound']:
+            f.write('"%s"\n' % ('fully synchronized (sync_bound)' if lab == 'sync_bound'
+                                else lab))
+            for ni, spec in enumerate(a.noise):
+                res = env.noise.get((np_, coll, size, ni), {})
+                runs = [r for x in res for r in res[x]] if lab == 'sync_bound' \
+                    else res.get(lab, [])
+                if not runs:
+                    continue
+                key = 'sync_bound' if lab == 'sync_bound' else 'amplification'
+                level = statistics.median([r['noise_level'] for x in res for r in res[x]])
+                f.write('%d %.4f %.4f %.4f "%s (%.0f%%)"\n' % ((ni,) + spread(
+                    [r[key] for r in runs]) + (spec.replace('"', "'"), 100 * level)))
+            f.write('\n\n')
+    return len(labels) + 1
+
+
+def noise_setup(a):
+    out_dir = a.out or os.path.join(HERE, 'results', 'noise-' +
+                                    datetime.datetime.now().strftime('%Y%m%d-%H%M%S'))
+    env = types.SimpleNamespace(t_start=time.time(), libdir=pkglibdir(), out_dir=out_dir,
+                                logdir=os.path.join(out_dir, 'logs'),
+                                raw_path=os.path.join(out_dir, 'noise_raw.csv'),
+                                sum_path=os.path.join(out_dir, 'noise_summary.csv'),
+                                noise={})
+    os.makedirs(env.logdir, exist_ok=True)
+    return env
+
+
+def noise_summarize(a, env):
+    rows, pngs = [], []
+    for np_ in a.nps:
+        for coll in a.collectives:
+            labels = [lab for c, _, lab in a.plan if c == coll]
+            for size in a.size_list:
+                rows += print_noise_table(a, np_, coll, size, labels, env)
+                if not a.no_plot:
+                    png = plot_noise(a, env, np_, coll, size, labels)
+                    if png:
+                        pngs.append(png)
+    return rows, pngs
+
+
+def noise_main(argv):
+    a = noise_parse_args(argv)
+    env = noise_setup(a)
+    print('# compare.py noise: bench=%s np=%s collectives=%s sizes=%s components=%s noise=%s '
+          'seeds=%s repeat=%d iters=%d compute_us=%g%s' % (
+              a.bench, ','.join(map(str, a.nps)), ','.join(a.collectives),
+              ','.join(human_size(x) for x in a.size_list), ','.join(a.components),
+              ' | '.join(a.noise), ','.join(map(str, a.seed_list)), a.repeat, a.iters,
+              a.compute, ' component-dir=%s' % a.component_dir if a.component_dir else ''),
+          file=sys.stderr)
+    notes = list(a.notes)
+    if not a.no_check:
+        preflight(a, a.plan, env)
+        notes += adapt2_coverage(a, a.plan, env)
+    print_notes(notes)
+    failed = noise_run_matrix(a, env)
+    if failed:
+        print('compare.py noise: run failed: %s' % failed, file=sys.stderr)
+        print('raw CSV so far: %s' % env.raw_path, file=sys.stderr)
+        return 1
+    rows, pngs = noise_summarize(a, env)
+    write_noise_summary(env, rows)
+    print_footer(env, noise_closing(a, env), notes, pngs)
+    return 0
 
 
 if __name__ == '__main__':
