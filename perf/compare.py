@@ -786,14 +786,15 @@ def best_other_line(a, coll, stats, desc, iec):
     for s in common:
         o = stats.best(s, 'avg')[0]
         wins[o] = wins.get(o, 0) + 1
-    return ('%s np=%d: %s/best-other median ratio %s over sizes >= %s, %s over all sizes '
-            '(last %s / %s, span %s / %s; best other = the fastest of %s per size by the '
-            'metric\'s median; by avg: %s; geometric mean of per-size ratios over %d '
-            'repeats%s)' % (coll, a.np, stats.ref, gm('avg', big), iec, gm('avg', common),
-                             gm('last', big), gm('last', common), gm('span', big),
-                             gm('span', common), ', '.join(stats.others),
-                             ', '.join('%s %d sizes' % kv for kv in sorted(wins.items())) or '-',
-                             a.repeat, '; %s' % desc if desc else ''))
+    text = ('%s np=%d: %s/best-other median ratio %s over sizes >= %s, %s over all sizes '
+            '(same two ranges: last %s, %s; span %s, %s; best other = the fastest of %s '
+            'per size by the metric\'s median; by avg: %s; geometric mean of per-size '
+            'ratios over %d repeats%s)')
+    return text % (coll, a.np, stats.ref, gm('avg', big), iec, gm('avg', common),
+                   gm('last', big), gm('last', common), gm('span', big), gm('span', common),
+                   ', '.join(stats.others),
+                   ', '.join('%s %d sizes' % kv for kv in sorted(wins.items())) or '-',
+                   a.repeat, '; %s' % desc if desc else '')
 
 
 def print_tables(a, coll, labels, res, closing, meta=None):
@@ -920,7 +921,7 @@ Examples:
 
 def parse_duration(text):
     """'5ms' -> 5000.0 (us); None if malformed."""
-    m = re.fullmatch(r'(\d+(?:\.\d*)?|\.\d+)(us|ms|s)?', text)
+    m = re.fullmatch(r'((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(us|ms|s)?', text)
     if not m:
         return None
     return float(m.group(1)) * {None: 1, 'us': 1, 'ms': 1e3, 's': 1e6}[m.group(2)]
@@ -1337,6 +1338,19 @@ def plot_noise(a, env, np_, coll, size, labels):
     return base + '.png'
 
 
+def wrap_spec(spec, width=24):
+    """A noise spec as a plot label: lines of about `width` characters, cut
+    after commas ('\\n' is gnuplot's line break in a quoted string)."""
+    lines = ['']
+    for item in spec.replace('"', "'").split(','):
+        if lines[-1] and len(lines[-1]) + len(item) + 1 > width:
+            lines[-1] += ','
+            lines.append(item)
+        else:
+            lines[-1] += (',' if lines[-1] else '') + item
+    return '\\n'.join(lines)
+
+
 def write_noise_dat(a, env, path, np_, coll, size, labels):
     """Blocks (two blank lines apart): one per component, then sync_bound;
     lines 'index median min max "noise setting (level)"'."""
@@ -1352,8 +1366,8 @@ def write_noise_dat(a, env, path, np_, coll, size, labels):
                     continue
                 key = 'sync_bound' if lab == 'sync_bound' else 'amplification'
                 level = statistics.median([r['noise_level'] for x in res for r in res[x]])
-                f.write('%d %.4f %.4f %.4f "%s (%.0f%%)"\n' % ((ni,) + spread(
-                    [r[key] for r in runs]) + (spec.replace('"', "'"), 100 * level)))
+                f.write('%d %.4f %.4f %.4f "%s\\n(%.0f%%)"\n' % ((ni,) + spread(
+                    [r[key] for r in runs]) + (wrap_spec(spec), 100 * level)))
             f.write('\n\n')
     return len(labels) + 1
 

@@ -178,13 +178,13 @@ int noise_parse(const char *spec, noise_spec_t *out, char *err, size_t errlen)
     strcpy(buf, body);
     char *save = NULL;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq || eq == item) {
+        char *sep = strchr(item, '=');
+        if (!sep || sep == item) {
             snprintf(err, errlen, "'%s' is not KEY=VALUE", item);
             return -1;
         }
-        *eq = '\0';
-        if (set_key(out, item, eq + 1, &have_ranks, err, errlen)) return -1;
+        *sep = '\0';
+        if (set_key(out, item, sep + 1, &have_ranks, err, errlen)) return -1;
     }
     if (out->cap_us == 0.0) out->cap_us = 20.0 * out->d_us;
     if (out->mode == NOISE_RANDOM && out->cap_us < out->d_us) {
@@ -224,7 +224,8 @@ void noise_format(const noise_spec_t *s, char *buf, size_t len)
         char cap[64] = "";
         if (s->dist != NOISE_FIXED) {
             fmt_dur(s->cap_us, x, sizeof(x));
-            if (s->dist == NOISE_PARETO) snprintf(cap, sizeof(cap), ",alpha=%g,cap=%s", s->alpha, x);
+            if (s->dist == NOISE_PARETO)
+                snprintf(cap, sizeof(cap), ",alpha=%g,cap=%s", s->alpha, x);
             else snprintf(cap, sizeof(cap), ",cap=%s", x);
         }
         snprintf(buf, len, "random:p=%g,d=%s,dist=%s%s,%s,how=%s", s->p, d,

@@ -16,16 +16,17 @@ set terminal pngcairo size 1000, 650 enhanced font "DejaVu Sans,11"
 set output ARG2
 set encoding utf8
 set title ARG3."\namplification = (T_noisy - T_clean) / noise per rank: median over runs, bars min-max\n1: each rank's noise costs only itself; dashed: fully synchronized (lock-step) expectation" noenhanced
-set xlabel "noise setting (noise per rank as % of the clean loop time)"
+set xlabel "noise setting (noise per rank as % of the clean loop time)" offset 0, -2
 set ylabel "noise amplification"
 set xrange [-0.5:ns - 0.5]
 set yrange [0:*]
-set xtics rotate by -20 noenhanced
+set xtics norotate noenhanced
 set grid ytics lc rgb "#dddddd"
 set key inside left top box opaque noenhanced
 set offsets 0, 0, graph 0.3, 0
-set bmargin 7
-set rmargin 8
+set bmargin 8
+set rmargin 10
+set lmargin 10
 set pointsize 1.0
 
 # Components side by side (a small x offset each) so the bars stay apart;
