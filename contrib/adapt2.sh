@@ -88,9 +88,13 @@ install_component() {
 }
 
 run_benchmark() {
-    echo "== benchmark: adapt2 vs tuned vs upstream adapt (np 4; bcast, reduce, allreduce)"
+    echo "== latency: adapt2 vs tuned vs upstream adapt (np 4; bcast, reduce, allreduce)"
     python3 "$SRC/perf/compare.py" --bench "$BUILD_DIR/perf/adapt2_bench" \
         --collective bcast,reduce,allreduce --iters 200:20 --warmup 20:2 "${@}"
+    echo "== noise absorption: 2 ms compute + 10% chance of 5 ms noise per iteration, then MPI_Bcast"
+    python3 "$SRC/perf/compare.py" noise --bench "$BUILD_DIR/perf/noise_bench" \
+        --components adapt2,tuned --collective bcast --sizes 1M --np 4 --noise p=0.1,d=5ms \
+        --seeds 1,2 --iters 100 "${@}"
 }
 
 case "$mode" in
