@@ -22,7 +22,7 @@ int mca_coll_adapt2_reduce_register(void)
     mca_coll_adapt2_register_string("reduce_algorithm", help, "auto", &c->reduce_algorithm);
     mca_coll_adapt2_register_long("reduce_segment_size",
         "Reduce segment size in bytes (0: do not segment); auto segments messages from 1 MiB",
-        64L << 10, &c->reduce_segment_size);
+        256L << 10, &c->reduce_segment_size);
     mca_coll_adapt2_register_string("allreduce_algorithm",
         "Allreduce: auto, tree (reduce fused with a broadcast down the same tree), ring "
         "(reduce-scatter then allgather; commutative ops), recursive_doubling (small "
@@ -163,7 +163,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     }
     adapt2_reduce_settings_t s;
     mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
-                                  "reduce_segment_size", c->reduce_segment_size, 64L << 10);
+                                  "reduce_segment_size", c->reduce_segment_size, 256L << 10);
     s.reproducible = reproducible;
     int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_reduce_tags(&s));
     return mca_coll_adapt2_engine_ireduce(call->module->engine, own, result, in_place, &red, call->root,
