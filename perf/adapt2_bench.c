@@ -48,6 +48,7 @@
  * one run function (and a prepare/check pair for validation) and one table
  * entry.
  */
+#include "bench_args.h"
 #include <mpi.h>
 
 #include <ctype.h>
@@ -489,41 +490,6 @@ static void usage(FILE *f, const char *prog)
         DEFAULT_WARMUP, SMALL_MSG_LIMIT, DEFAULT_WARMUP_L);
 }
 
-/* Parses a size with an optional K/M/G (binary) suffix.  0 on error. */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    if (!*s || !isdigit((unsigned char)*s)) return 0;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno) return 0;
-    unsigned long long mult = 1;
-    if (*end) {
-        switch (toupper((unsigned char)*end)) {
-        case 'K': mult = 1ULL << 10; break;
-        case 'M': mult = 1ULL << 20; break;
-        case 'G': mult = 1ULL << 30; break;
-        default: return 0;
-        }
-        end++;
-        if (*end == 'B' || *end == 'b') end++; /* 64KB, 1MiB-ish leniency */
-        if (*end) return 0;
-    }
-    if (v > ULLONG_MAX / mult) return 0;
-    *out = (size_t)(v * mult);
-    return 1;
-}
-
-static int parse_int(const char *s, int min, int *out)
-{
-    char *end;
-    if (!*s) return 0;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < min || v > INT_MAX) return 0;
-    *out = (int)v;
-    return 1;
-}
 
 /* "N" -> (N, N);  "S:L" -> (S, L). */
 static int parse_pair(const char *s, int min, int *small, int *large)

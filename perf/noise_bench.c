@@ -46,6 +46,7 @@
  * summary line.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_args.h"
 #include <mpi.h>
 
 #include <ctype.h>
@@ -298,40 +299,7 @@ static void usage(FILE *f, const char *prog)
         DEFAULT_ITERS, DEFAULT_WARMUP, DEFAULT_COMPUTE, DEFAULT_NOISE, DEFAULT_SEED);
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    if (!*s || !isdigit((unsigned char)*s)) return 0;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10), mult = 1;
-    if (errno) return 0;
-    if (*end) {
-        switch (toupper((unsigned char)*end)) {
-        case 'K': mult = 1ULL << 10; break;
-        case 'M': mult = 1ULL << 20; break;
-        case 'G': mult = 1ULL << 30; break;
-        default: return 0;
-        }
-        end++;
-        if (*end == 'i') end++;
-        if (*end == 'B' || *end == 'b') end++;
-        if (*end) return 0;
-    }
-    if (v > ULLONG_MAX / mult) return 0;
-    *out = (size_t)(v * mult);
-    return 1;
-}
 
-static int parse_int(const char *s, int min, int *out)
-{
-    char *end;
-    if (!*s) return 0;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < min || v > INT_MAX) return 0;
-    *out = (int)v;
-    return 1;
-}
 
 static int parse_us(const char *s, double *out)
 {
