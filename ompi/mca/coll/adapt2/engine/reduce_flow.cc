@@ -51,7 +51,6 @@ void ReduceFlow::plan_slots(int window) {
         borrowed_.resize(nslots * buffers_per_slot_);
     }
     slots_.resize(nslots);
-    reduced_.assign(nslots, 0);
     for (int i = 0; i < nslots; ++i) {
         auto first = borrowed_.begin() + i * buffers_per_slot_;
         slots_[i].bufs.assign(first, first + buffers_per_slot_);
@@ -79,7 +78,6 @@ void ReduceFlow::start_segment(int s) {
     slot.folded.assign(children() + 1, 0);
     slot.folds = 0;
     slot.next_fixed = children();
-    reduced_[s % slots_.size()] = 0;
     if (own_.contiguous()) {
         slot.own = own_.at(off);
     } else {
@@ -188,7 +186,6 @@ void ReduceFlow::segment_reduced(Slot &slot) {
         release(slot.segment);
         return;
     }
-    reduced_[slot.segment % slots_.size()] = 1;
     post_sends();
 }
 
@@ -212,7 +209,7 @@ void ReduceFlow::post_sends() {
     while (!schedule_.failed() && next_send_ < nseg && next_send_ < sent_.prefix() + send_window_) {
         const int s = next_send_;
         Slot &slot = slot_of(s);
-        if (slot.segment != s || !reduced_[s % slots_.size()]) break;
+        if (slot.segment != s || slot.folds != children() + 1) break;
         ++next_send_;
         schedule_.post_send(slot.acc, parent_, segment_tag(tag_, send_window_, s),
                             schedule_.take_op(id_, Op::kSend, s, 0, segments_.bytes(s)));

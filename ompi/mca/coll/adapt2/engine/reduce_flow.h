@@ -64,7 +64,7 @@ private:
         char *acc = nullptr;         // the partial result so far; null before the first fold
         std::vector<uint8_t> ready;  // per operand: its data is here
         std::vector<uint8_t> folded; // per operand: combined into acc
-        int folds = 0;
+        int folds = 0;               // children() + 1: the segment is fully combined
         int next_fixed = 0;          // fixed order: position in order_ of the next fold
         const char *own = nullptr;   // where this segment of own data is
         std::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
@@ -107,7 +107,6 @@ private:
     int buffers_per_slot_ = 0;
     int next_start_ = 0;              // next segment to start
     int next_send_ = 0;               // non-root: next segment to send up
-    std::vector<uint8_t> reduced_;    // per slot: its segment is fully combined
     CompletionWindow sent_;           // non-root: sends to the parent completed
     CompletionWindow released_;       // segments whose slot is free again
 };
