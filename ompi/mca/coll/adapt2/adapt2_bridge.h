@@ -41,6 +41,7 @@ typedef struct adapt2_bcast_settings {
     size_t segment_size;    /* bytes per segment; 0 = one segment */
     int recv_window;        /* receives posted ahead of arrival */
     int send_window;        /* sends in flight per child */
+    size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
@@ -97,13 +98,43 @@ const char *mca_coll_adapt2_engine_algorithm_name(int algorithm);
 /* All names, comma separated, for help texts and error messages. */
 const char *mca_coll_adapt2_engine_algorithm_names(void);
 
-/* Called by the engine exactly once per collective, when it has finished. */
+/* How the engine reports a collective: `done(ctx, status)` exactly once,
+ * when this rank's part is complete (complete the request; the user's buffers
+ * are the user's again), then `finished(ctx, status)` (if not NULL) exactly
+ * once, when all of the call's work is over (release what the call holds).
+ *
+ * Decoupled ("detached") completion: a rank whose part is only to pass data
+ * on (a broadcast's root or interior rank, a reduction's non-root) copies what
+ * it still has to send into a private buffer and is done before its children
+ * or parent have taken it; the rest runs in the background, driven by
+ * whichever thread progresses the transport. The copies come from a
+ * per-communicator pool with a byte cap; a call that finds the pool full
+ * simply waits as before. `done` then gets ADAPT2_STATUS_DETACHED instead of
+ * 0; errors after that go to `finished` only. */
 typedef void (*adapt2_done_fn)(void *ctx, int status);
+#define ADAPT2_STATUS_DETACHED 1
+
+/* A transport provided by the C layer: byte transfers with ranks of one
+ * communicator. On completion the provider calls
+ * mca_coll_adapt2_engine_op_complete(op, status), possibly inside the post. */
+typedef struct adapt2_transport_ops {
+    void *ctx;
+    int (*isend)(void *ctx, const void *buf, size_t len, int peer, int tag, void *op);
+    int (*irecv)(void *ctx, void *buf, size_t len, int peer, int tag, void *op);
+} adapt2_transport_ops_t;
+
+typedef struct adapt2_comm_settings {
+    int rank;
+    int size;
+    uint32_t comm_id;          /* names the communicator in traces */
+    size_t pool_max_bytes;     /* cap on staging buffers */
+    size_t detach_max_bytes;   /* cap on the copies of detached calls (0: never detach) */
+} adapt2_comm_settings_t;
 
 /* Per-communicator engine state. */
 typedef struct adapt2_engine_comm adapt2_engine_comm_t;
-adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(void *ompi_comm, int rank, int size,
-                                                         size_t pool_max_bytes, uint32_t comm_id);
+adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2_transport_ops_t *transport,
+                                                         const adapt2_comm_settings_t *settings);
 
 /* Tracing: on for this process from the first call; written at the end. */
 void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank);
@@ -111,25 +142,27 @@ int mca_coll_adapt2_engine_trace_write(const char *prefix);
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
 
 /* How many consecutive tags (counting down from the one passed to ibcast) a
- * broadcast with these settings uses; every rank computes the same number. */
-int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings);
+ * broadcast of `bytes` packed bytes with these settings uses; every rank
+ * computes the same number. */
+int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings, size_t bytes, int size);
 
 /* Starts a broadcast; `done(done_ctx, status)` runs when this rank is finished
  * (possibly before this call returns). Returns 0 or an error code, in which
  * case `done` is never called. */
 int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *comm, const adapt2_buffer_t *buf,
                                   int root, int tag, const adapt2_bcast_settings_t *settings,
-                                  adapt2_done_fn done, void *done_ctx);
+                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx);
 
 /* Reduce: `own` is this rank's contribution; `result` (root only, else
  * NULL) receives the result; `in_place` (root): own data is in `result`.
  * Tags: mca_coll_adapt2_engine_reduce_tags() of them, counting down. */
-int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings);
+int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings, size_t bytes,
+                                       size_t unit_bytes, int commutative);
 int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *comm, const adapt2_buffer_t *own,
                                    const adapt2_buffer_t *result, int in_place,
                                    const adapt2_reduction_t *reduction, int root, int tag,
                                    const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
-                                   void *done_ctx);
+                                   adapt2_done_fn finished, void *ctx);
 
 /* Allreduce: `result` on every rank; `in_place`: own data is in `result`. */
 int mca_coll_adapt2_engine_allreduce_tags(const adapt2_allreduce_settings_t *settings);
@@ -137,7 +170,7 @@ int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *comm, const adapt2_b
                                       const adapt2_buffer_t *result, int in_place,
                                       const adapt2_reduction_t *reduction, int tag,
                                       const adapt2_allreduce_settings_t *settings,
-                                      adapt2_done_fn done, void *done_ctx);
+                                      adapt2_done_fn done, adapt2_done_fn finished, void *ctx);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */
@@ -152,19 +185,15 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_BYTES_SENT,
     ADAPT2_COUNTER_FALLBACKS,
     ADAPT2_COUNTER_POOL_OVERDRAFTS,
+    ADAPT2_COUNTER_DETACHED_CALLS,   /* calls that completed before their work was over */
+    ADAPT2_COUNTER_DETACH_BYTES,     /* bytes copied so that calls could detach */
+    ADAPT2_COUNTER_DETACH_REFUSED,   /* calls that could have detached but found the cap reached */
     ADAPT2_COUNTER_COUNT
 } adapt2_counter_t;
 uint64_t mca_coll_adapt2_engine_counter(int which);
 void mca_coll_adapt2_engine_count(int which, uint64_t amount);
 
 /* ---- implemented by the C layer ---------------------------------------- */
-
-/* Post a byte transfer on the communicator through the PML; on completion the
- * C layer calls mca_coll_adapt2_engine_op_complete(op, status). */
-int mca_coll_adapt2_c_pml_isend(void *ompi_comm, const void *buf, size_t len, int peer, int tag,
-                                void *op);
-int mca_coll_adapt2_c_pml_irecv(void *ompi_comm, void *buf, size_t len, int peer, int tag,
-                                void *op);
 
 /* Verbose output through the component's opal_output stream. */
 void mca_coll_adapt2_c_log(int level, const char *message);

@@ -34,6 +34,12 @@ typedef struct mca_coll_adapt2_component_t {
     char *trace;         /* file prefix of the per-rank trace; empty: off */
     char trace_prefix[4096]; /* copied when tracing starts: the variable may be gone at close */
     long trace_max_events;
+    /* decoupled completion and progress (coll_adapt2_lifecycle.c, _progress.c) */
+    long detach_max_message; /* calls up to this size may complete early (0: never) */
+    long detach_max_bytes;   /* per communicator: cap on the copies detached calls hold */
+    int progress_thread;     /* 1: a thread progresses detached calls */
+    int progress_interval_us;
+    char *transport;         /* pml or ucx */
     /* broadcast (the tree parameters apply to reductions too) */
     char *bcast_algorithm;
     long bcast_segment_size;
@@ -69,9 +75,14 @@ typedef struct mca_coll_adapt2_fallback_t {
     mca_coll_base_module_t *iallreduce_module;
 } mca_coll_adapt2_fallback_t;
 
+typedef enum { ADAPT2_TRANSPORT_PML = 0, ADAPT2_TRANSPORT_UCX = 1 } mca_coll_adapt2_transport_t;
+
 typedef struct mca_coll_adapt2_module_t {
     mca_coll_base_module_t super;
-    adapt2_engine_comm_t *engine;
+    adapt2_engine_comm_t *engine; /* created by the first collective (lazily: UCX connects) */
+    int transport;                /* an mca_coll_adapt2_transport_t, fixed at enable */
+    void *transport_ctx;          /* the UCX transport's per-communicator state */
+    volatile int32_t calls;       /* requests of this communicator not destroyed yet */
     bool is_world;       /* MPI_COMM_WORLD's: its end (in MPI_Finalize) writes the trace */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
@@ -92,11 +103,15 @@ typedef struct mca_coll_adapt2_user_buffer_t {
  * request: MPI_Ibcast & co. store the datatypes they retain in its fields. */
 typedef struct mca_coll_adapt2_request_t {
     ompi_coll_base_nbc_request_t nbc;
-    ompi_communicator_t *comm;       /* retained until freed */
+    ompi_communicator_t *comm;       /* retained until destroyed */
+    mca_coll_adapt2_module_t *module;
     mca_coll_adapt2_user_buffer_t bufs[2]; /* the call's user buffers (send, receive) */
     ompi_op_t *op;                   /* reductions: the op ... */
-    ompi_datatype_t *unit_type;      /* ... and the datatype it combines */
+    ompi_datatype_t *unit_type;      /* ... and the datatype it combines (both retained) */
     volatile int32_t state;          /* see coll_adapt2_request.c */
+    int done_status, finished_status; /* the engine's reports, kept for deferral */
+    volatile int32_t deferred;       /* ADAPT2_DEFER_* events waiting, see _progress.c */
+    struct mca_coll_adapt2_request_t *next_deferred;
 } mca_coll_adapt2_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
 
@@ -131,13 +146,37 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
                            struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *module);
 
-/* requests (coll_adapt2_request.c) */
-mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm);
+/* requests (coll_adapt2_request.c): done, then finished, are the engine's
+ * two reports (adapt2_bridge.h) */
+mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm,
+                                                       mca_coll_adapt2_module_t *module);
 void mca_coll_adapt2_request_done(void *request, int status);
+void mca_coll_adapt2_request_finished(void *request, int status);
+void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req);
+enum { ADAPT2_DEFER_DONE = 1, ADAPT2_DEFER_FINISHED = 2, ADAPT2_DEFER_QUEUED = 4 };
+void mca_coll_adapt2_request_run_deferred(mca_coll_adapt2_request_t *req, int events);
 int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req);
+
+/* life cycle (coll_adapt2_lifecycle.c): the engine of a communicator,
+ * created by its first collective; draining at MPI_Comm_free/disconnect and
+ * MPI_Finalize. Returns the engine or NULL (error reported). */
+adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module,
+                                                    ompi_communicator_t *comm);
+void mca_coll_adapt2_call_started(mca_coll_adapt2_module_t *module);
+void mca_coll_adapt2_call_ended(mca_coll_adapt2_module_t *module);
+int mca_coll_adapt2_transport_from_name(const char *name);
+
+/* progress (coll_adapt2_progress.c): the optional progress thread, and
+ * completions it must hand to an application thread */
+void mca_coll_adapt2_progress_start(int transport);
+void mca_coll_adapt2_progress_stop(void);
+void mca_coll_adapt2_progress_detached(int delta);
+bool mca_coll_adapt2_progress_must_defer(void);
+void mca_coll_adapt2_progress_defer(mca_coll_adapt2_request_t *req, int event);
 
 /* PML transport (coll_adapt2_pml.c) */
 void mca_coll_adapt2_pml_choose_arming(void);
+void mca_coll_adapt2_pml_ops(ompi_communicator_t *comm, adapt2_transport_ops_t *ops);
 
 /* datatypes (coll_adapt2_datatype.c): `which` is the request's buffer
  * slot (0 or 1); one slot per distinct user buffer of the call. */

@@ -47,22 +47,27 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     mca_coll_adapt2_tree_settings(&settings, "bcast_algorithm", c->bcast_algorithm,
                                   "bcast_segment_size", c->bcast_segment_size, 1L << 20);
-    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm);
+    adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
+    if (NULL == engine) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm, module);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &buf);
     if (OMPI_SUCCESS == rc) {
-        int tag = ompi_coll_base_nbc_reserve_tags(comm, mca_coll_adapt2_engine_bcast_tags(&settings));
+        int tags = mca_coll_adapt2_engine_bcast_tags(&settings, buf.bytes, ompi_comm_size(comm));
+        int tag = ompi_coll_base_nbc_reserve_tags(comm, tags);
         ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d", comm->c_name,
                        buf.bytes, root, mca_coll_adapt2_engine_algorithm_name(settings.algorithm),
                        tag);
-        rc = mca_coll_adapt2_engine_ibcast(module->engine, &buf, root, tag, &settings,
-                                           mca_coll_adapt2_request_done, req);
+        rc = mca_coll_adapt2_engine_ibcast(engine, &buf, root, tag, &settings,
+                                           mca_coll_adapt2_request_done,
+                                           mca_coll_adapt2_request_finished, req);
     }
     if (OMPI_SUCCESS != rc) {
-        ompi_request_t *r = &req->nbc.super;
-        ompi_request_free(&r);
+        mca_coll_adapt2_request_discard(req);
         return rc;
     }
     *out = req;

@@ -53,6 +53,24 @@ static int adapt2_register(void)
     mca_coll_adapt2_register_long("trace_max_events",
         "Events one process keeps for coll_adapt2_trace (later ones are dropped and counted)",
         1L << 20, &c->trace_max_events);
+    mca_coll_adapt2_register_long("detach_max_message",
+        "Broadcasts and reduces up to this many bytes complete on a rank as soon as its own "
+        "part is done (data copied into adapt2's buffers), before its peers have taken it; "
+        "0: never (every call waits for its sends)", 1L << 20, &c->detach_max_message);
+    mca_coll_adapt2_register_long("detach_max_bytes",
+        "Cap per communicator on the bytes that calls which completed early still hold; "
+        "a call that would exceed it waits for its sends (read when the communicator's "
+        "first collective runs)", 8L << 20, &c->detach_max_bytes);
+    mca_coll_adapt2_register_int("progress_thread",
+        "1: a thread advances collectives that completed early while the application "
+        "computes (drives opal_progress under MPI_THREAD_MULTIPLE, adapt2's UCX worker with "
+        "transport=ucx; not started otherwise)", 0, &c->progress_thread);
+    mca_coll_adapt2_register_int("progress_interval_us",
+        "How often the progress thread polls while collectives are in flight, in "
+        "microseconds (1-1000000)", 50, &c->progress_interval_us);
+    mca_coll_adapt2_register_string("transport",
+        "How adapt2 moves data: pml (Open MPI's point-to-point layer) or ucx (adapt2's "
+        "own UCX worker; falls back to pml if UCX cannot be used)", "pml", &c->transport);
     mca_coll_adapt2_bcast_register();
     mca_coll_adapt2_reduce_register();
     return mca_coll_adapt2_register_pvars();

@@ -5,12 +5,16 @@
 #include <string.h>
 
 #include "coll_adapt2.h"
+#include "coll_adapt2_ucx.h"
 
 #include "ompi/mca/coll/base/base.h"
 
 static void module_construct(mca_coll_adapt2_module_t *module)
 {
     module->engine = NULL;
+    module->transport = ADAPT2_TRANSPORT_PML;
+    module->transport_ctx = NULL;
+    module->calls = 0;
     module->is_world = false;
     memset(&module->previous, 0, sizeof module->previous);
 }
@@ -35,6 +39,10 @@ static void module_destruct(mca_coll_adapt2_module_t *module)
     if (module->engine) {
         mca_coll_adapt2_engine_comm_destroy(module->engine);
         module->engine = NULL;
+    }
+    if (module->transport_ctx) {
+        mca_coll_adapt2_ucx_disconnect(module->transport_ctx);
+        module->transport_ctx = NULL;
     }
     mca_coll_base_module_t *saved[] = {p->bcast_module, p->ibcast_module, p->reduce_module,
                                        p->ireduce_module, p->allreduce_module, p->iallreduce_module};
@@ -74,11 +82,7 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     ADAPT2_SAVE_PREVIOUS(module, comm, allreduce);
     ADAPT2_SAVE_PREVIOUS(module, comm, iallreduce);
 
-    long pool = mca_coll_adapt2_checked_long("pool_max_bytes", c->pool_max_bytes, 0, LONG_MAX,
-                                             32L << 20);
-    module->engine = mca_coll_adapt2_engine_comm_create(comm, ompi_comm_rank(comm),
-                                                        ompi_comm_size(comm), (size_t) pool,
-                                                        comm->c_contextid);
+    module->transport = mca_coll_adapt2_transport_from_name(c->transport);
     if (c->trace && c->trace[0] && !c->trace_prefix[0]) {
         snprintf(c->trace_prefix, sizeof c->trace_prefix, "%s", c->trace);
         ADAPT2_VERBOSE(10, "tracing to %s.<world rank>.csv", c->trace_prefix);
@@ -86,10 +90,6 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
                                                    LONG_MAX, 1L << 20);
         mca_coll_adapt2_engine_trace_enable((size_t) events,
                                             ompi_comm_rank(&ompi_mpi_comm_world.comm));
-    }
-    if (!module->engine) {
-        ADAPT2_VERBOSE(1, "(%s) out of memory creating the engine; disqualifying", comm->c_name);
-        return OMPI_ERR_OUT_OF_RESOURCE;
     }
     module->is_world = comm == &ompi_mpi_comm_world.comm;
     ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (bcast, reduce, allreduce, blocking or not); "

@@ -120,6 +120,8 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, const char *algori
     s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
     s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
     s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
+    s->detach_max_message = (size_t) mca_coll_adapt2_checked_long(
+        "detach_max_message", c->detach_max_message, 0, LONG_MAX, 1L << 20);
 }
 
 /* Whether a collective's algorithm parameter says to hand calls to the

@@ -62,7 +62,7 @@ static int arm(ompi_request_t *req, void *op)
     return rc;
 }
 
-int mca_coll_adapt2_c_pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
+static int pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
 {
     ompi_request_t *req;
     ompi_communicator_t *c = (ompi_communicator_t *) comm;
@@ -74,7 +74,7 @@ int mca_coll_adapt2_c_pml_isend(void *comm, const void *buf, size_t len, int pee
     return OMPI_SUCCESS == rc ? arm(req, op) : rc;
 }
 
-int mca_coll_adapt2_c_pml_irecv(void *comm, void *buf, size_t len, int peer, int tag, void *op)
+static int pml_irecv(void *comm, void *buf, size_t len, int peer, int tag, void *op)
 {
     ompi_request_t *req;
     ompi_communicator_t *c = (ompi_communicator_t *) comm;
@@ -82,4 +82,11 @@ int mca_coll_adapt2_c_pml_irecv(void *comm, void *buf, size_t len, int peer, int
         ? MCA_PML_CALL(irecv_init(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req))
         : MCA_PML_CALL(irecv(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req));
     return OMPI_SUCCESS == rc ? arm(req, op) : rc;
+}
+
+void mca_coll_adapt2_pml_ops(ompi_communicator_t *comm, adapt2_transport_ops_t *ops)
+{
+    ops->ctx = comm;
+    ops->isend = pml_isend;
+    ops->irecv = pml_irecv;
 }

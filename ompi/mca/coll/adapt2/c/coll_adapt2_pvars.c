@@ -26,6 +26,12 @@ static const struct {
     {ADAPT2_COUNTER_FALLBACKS, "fallbacks", "Calls adapt2 passed to the previous component"},
     {ADAPT2_COUNTER_POOL_OVERDRAFTS, "pool_overdrafts",
      "Staging buffers lent beyond coll_adapt2_pool_max_bytes so a collective could progress"},
+    {ADAPT2_COUNTER_DETACHED_CALLS, "detached_calls",
+     "Calls that completed before their sends were over (decoupled completion)"},
+    {ADAPT2_COUNTER_DETACH_BYTES, "detach_bytes",
+     "Bytes copied into adapt2's buffers so that calls could complete early"},
+    {ADAPT2_COUNTER_DETACH_REFUSED, "detach_refused",
+     "Calls that could have completed early but found coll_adapt2_detach_max_bytes reached"},
 };
 
 int mca_coll_adapt2_register_pvars(void)

@@ -149,6 +149,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
         adapt2_allreduce_settings_t s;
         mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
                                       "allreduce_segment_size", c->allreduce_segment_size, 64L << 10);
+        s.tree.detach_max_message = 0; /* every rank needs every contribution: nothing to detach */
         s.algorithm = allreduce_algorithm();
         s.ring_min_bytes = (size_t) mca_coll_adapt2_checked_long(
             "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, 256L << 10);
@@ -159,15 +160,23 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
         s.reproducible = reproducible;
         int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_allreduce_tags(&s));
         return mca_coll_adapt2_engine_iallreduce(call->module->engine, own, result, in_place, &red, tag, &s,
-                                                 mca_coll_adapt2_request_done, req);
+                                                 mca_coll_adapt2_request_done,
+                                                 mca_coll_adapt2_request_finished, req);
     }
     adapt2_reduce_settings_t s;
     mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
                                   "reduce_segment_size", c->reduce_segment_size, 256L << 10);
     s.reproducible = reproducible;
-    int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_reduce_tags(&s));
+    if (!ompi_op_is_intrinsic(call->op)) {
+        /* A user function may rely on state that lives only during the call:
+         * never call it after the call returned. */
+        s.tree.detach_max_message = 0;
+    }
+    int tags = mca_coll_adapt2_engine_reduce_tags(&s, own->bytes, red.unit_bytes, red.commutative);
+    int tag = ompi_coll_base_nbc_reserve_tags(call->comm, tags);
     return mca_coll_adapt2_engine_ireduce(call->module->engine, own, result, in_place, &red, call->root,
-                                          tag, &s, mca_coll_adapt2_request_done, req);
+                                          tag, &s, mca_coll_adapt2_request_done,
+                                          mca_coll_adapt2_request_finished, req);
 }
 
 /* Starts adapt2's reduction, or returns OMPI_ERR_NOT_SUPPORTED (nothing
@@ -179,12 +188,19 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     if (NULL == unit) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(call->comm);
+    if (NULL == mca_coll_adapt2_module_engine(call->module, call->comm)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(call->comm, call->module);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    /* Held until the call is finished: a detached reduction combines after
+     * the user may have freed them. */
     req->op = call->op;
+    OBJ_RETAIN(req->op);
     req->unit_type = unit;
+    OBJ_RETAIN(req->unit_type);
     const bool in_place = MPI_IN_PLACE == call->sbuf;
     const bool has_result = call->all || ompi_comm_rank(call->comm) == call->root;
     adapt2_buffer_t own, result;
@@ -204,8 +220,7 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result);
     }
     if (OMPI_SUCCESS != rc) {
-        ompi_request_t *r = &req->nbc.super;
-        ompi_request_free(&r);
+        mca_coll_adapt2_request_discard(req);
         return rc;
     }
     *out = req;

@@ -1,20 +1,42 @@
 /*
- * The request MPI_Wait/MPI_Test see for an adapt2 collective. The engine
- * reports completion once (mca_coll_adapt2_request_done); the user frees the
- * request, possibly before that (MPI_Request_free), in which case the
- * resources go when the engine is done.
+ * The request MPI_Wait/MPI_Test see for an adapt2 collective.
+ *
+ * The engine reports twice (adapt2_bridge.h): done, when this rank's part is
+ * over (the MPI request completes: the user's buffers are free), then
+ * finished, when all of the call's work is over. A detached call is done
+ * long before it is finished. The request object lives until it is both
+ * finished and freed by the user (MPI_Wait, MPI_Request_free), whichever
+ * comes last: until then it holds the communicator, the op and the datatype
+ * that detached work still uses.
+ *
+ * Completion reports that arrive on adapt2's progress thread while the
+ * application did not ask for MPI_THREAD_MULTIPLE are handed to the
+ * application's next call into MPI (coll_adapt2_progress.c): Open MPI's
+ * request completion and reference counts are not thread-safe then.
  */
 #include <string.h>
 
 #include "coll_adapt2.h"
 
-enum { REQ_ACTIVE = 0, REQ_COMPLETE = 1, REQ_FREED_EARLY = 2 };
+enum {
+    REQ_DONE = 1,      /* the MPI request completed */
+    REQ_FINISHED = 2,  /* the engine is finished with it */
+    REQ_FREED = 4,     /* the user freed it */
+    REQ_DETACHED = 8,  /* done before finished */
+};
 
 OBJ_CLASS_INSTANCE(mca_coll_adapt2_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+
+static int32_t set_flags(mca_coll_adapt2_request_t *req, int32_t flags)
+{
+    return opal_atomic_fetch_or_32(&req->state, flags);
+}
 
 static void request_destroy(mca_coll_adapt2_request_t *req)
 {
     mca_coll_adapt2_release_buffers(req);
+    if (req->op) OBJ_RELEASE(req->op);
+    if (req->unit_type) OBJ_RELEASE(req->unit_type);
     OBJ_RELEASE(req->comm);
     OMPI_REQUEST_FINI(&req->nbc.super);
     req->nbc.super.req_state = OMPI_REQUEST_INVALID;
@@ -24,13 +46,11 @@ static void request_destroy(mca_coll_adapt2_request_t *req)
 static int request_free(ompi_request_t **request)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) *request;
-    int32_t expected = REQ_ACTIVE;
     *request = MPI_REQUEST_NULL;
-    if (opal_atomic_compare_exchange_strong_32(&req->state, &expected, REQ_FREED_EARLY)) {
-        return OMPI_SUCCESS; /* still running: request_done destroys it */
+    if (set_flags(req, REQ_FREED) & REQ_FINISHED) {
+        request_destroy(req);
     }
-    request_destroy(req);
-    return OMPI_SUCCESS;
+    return OMPI_SUCCESS; /* otherwise request_finished destroys it */
 }
 
 static int request_cancel(ompi_request_t *request, int complete)
@@ -40,7 +60,8 @@ static int request_cancel(ompi_request_t *request, int complete)
     return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
 }
 
-mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm)
+mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm,
+                                                       mca_coll_adapt2_module_t *module)
 {
     mca_coll_adapt2_request_t *req = OBJ_NEW(mca_coll_adapt2_request_t);
     if (NULL == req) {
@@ -58,22 +79,88 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     req->nbc.super.req_status._cancelled = 0;
     req->comm = comm;
     OBJ_RETAIN(comm);
+    req->module = module;
+    mca_coll_adapt2_call_started(module);
     memset(req->bufs, 0, sizeof req->bufs);
     req->op = NULL;
     req->unit_type = NULL;
-    req->state = REQ_ACTIVE;
+    req->state = 0;
+    req->deferred = 0;
+    req->next_deferred = NULL;
     return req;
+}
+
+static void complete(mca_coll_adapt2_request_t *req, int status)
+{
+    req->nbc.super.req_status.MPI_ERROR = status;
+    if (set_flags(req, REQ_DONE) & REQ_FREED) {
+        return; /* freed while running (MPI_Request_free): nobody to tell */
+    }
+    ompi_request_complete(&req->nbc.super, true);
+}
+
+static void finish(mca_coll_adapt2_request_t *req, int status)
+{
+    if (req->state & REQ_DETACHED) {
+        mca_coll_adapt2_progress_detached(-1);
+        if (OMPI_SUCCESS != status) {
+            opal_output(0, "coll:adapt2: (%s) a collective that had completed early (detached) "
+                        "failed afterwards with error %d", req->comm->c_name, status);
+        }
+    }
+    mca_coll_adapt2_module_t *module = req->module;
+    if (set_flags(req, REQ_FINISHED) & REQ_FREED) {
+        request_destroy(req);
+    }
+    /* Last: a drain waits for it, and until then the user's reference keeps
+     * the communicator (the one request_destroy released was not the last). */
+    mca_coll_adapt2_call_ended(module);
+}
+
+/* A request whose call could not be started: the engine will never report. */
+void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req)
+{
+    mca_coll_adapt2_module_t *module = req->module;
+    set_flags(req, REQ_FINISHED | REQ_FREED);
+    request_destroy(req);
+    mca_coll_adapt2_call_ended(module);
 }
 
 void mca_coll_adapt2_request_done(void *request, int status)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) request;
-    int32_t expected = REQ_ACTIVE;
-    req->nbc.super.req_status.MPI_ERROR = status;
-    if (opal_atomic_compare_exchange_strong_32(&req->state, &expected, REQ_COMPLETE)) {
-        ompi_request_complete(&req->nbc.super, true);
-    } else {
-        request_destroy(req); /* freed by the user while running */
+    if (ADAPT2_STATUS_DETACHED == status) {
+        set_flags(req, REQ_DETACHED);
+        mca_coll_adapt2_progress_detached(+1);
+        status = OMPI_SUCCESS;
+    }
+    req->done_status = status;
+    if (mca_coll_adapt2_progress_must_defer()) {
+        mca_coll_adapt2_progress_defer(req, ADAPT2_DEFER_DONE);
+        return;
+    }
+    complete(req, status);
+}
+
+void mca_coll_adapt2_request_finished(void *request, int status)
+{
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) request;
+    req->finished_status = status;
+    if (mca_coll_adapt2_progress_must_defer()) {
+        mca_coll_adapt2_progress_defer(req, ADAPT2_DEFER_FINISHED);
+        return;
+    }
+    finish(req, status);
+}
+
+/* On an application thread: the reports the progress thread had to defer. */
+void mca_coll_adapt2_request_run_deferred(mca_coll_adapt2_request_t *req, int events)
+{
+    if (events & ADAPT2_DEFER_DONE) {
+        complete(req, req->done_status);
+    }
+    if (events & ADAPT2_DEFER_FINISHED) {
+        finish(req, req->finished_status); /* may destroy req: last */
     }
 }
 

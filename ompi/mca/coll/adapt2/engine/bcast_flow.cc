@@ -1,6 +1,7 @@
 #include "bcast_flow.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "counters.h"
 #include "schedule.h"
@@ -12,19 +13,22 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
     : Flow(schedule, id),
       data_(args.data),
       tag_(args.tag),
+      tags_(std::max(tags_needed(args.send_window), std::min(args.tag_block, kMaxWindow))),
       recv_window_(std::clamp(args.recv_window, 1, kMaxWindow)),
-      send_window_(tags_needed(args.send_window)),
+      send_window_(args.copy ? tags_ : tags_needed(args.send_window)),
       tree_(std::move(tree)),
       children_(tree_->children(args.rank)),
       parent_(tree_->parent(args.rank)),
       segments_(args.data.bytes, args.segment_bytes, args.unit),
       pool_(pool),
-      arrived_(is_root() && !args.supplied ? segments_.count() : 0),
+      copy_(args.copy),
+      copy_pool_(args.copy_pool),
+      arrived_(is_root() && !args.supplied && !args.copy ? segments_.count() : 0),
       next_send_(children_.size(), 0),
       sent_(children_.size()) {
     const int nseg = segments_.count();
     if (is_root()) next_recv_ = nseg;  // the root receives nothing
-    if (!data_.contiguous() && nseg > 0) {
+    if (!copy_ && !data_.contiguous() && nseg > 0) {
         // Enough slots to keep both windows busy; the pool may grant fewer.
         int want = std::min(nseg, (is_root() ? 1 : recv_window_) + send_window_);
         staging_.assign(pool_.borrow(segments_.max_bytes(), want));
@@ -34,8 +38,42 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
 int BcastFlow::max_ops() const { return (is_root() ? 0 : recv_window_) + children() * send_window_; }
 
 void BcastFlow::start() {
+    if (copy_ && is_root()) {
+        copy_in_all();
+        return;
+    }
     post_receives();
     feed_all();
+}
+
+// Detached root: copy segment by segment, sending each one as soon as it is
+// in, so the copy overlaps the first transfers.
+void BcastFlow::copy_in_all() {
+    for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
+        const size_t off = segments_.offset(s), len = segments_.bytes(s);
+        if (data_.contiguous()) {
+            std::memcpy(copy_ + off, data_.at(off), len);
+        } else {
+            int rc = data_.pack(off, len, copy_ + off);
+            if (rc != 0) schedule_.set_error(rc);
+        }
+        ++copied_;
+        arrived_.mark_done(s);
+        feed_all();
+    }
+}
+
+// Detached non-root: the segment is in the copy (and on its way to the
+// children); the user gets it too.
+void BcastFlow::copy_out(int s) {
+    const size_t off = segments_.offset(s), len = segments_.bytes(s);
+    if (data_.contiguous()) {
+        std::memcpy(data_.at(off), copy_ + off, len);
+    } else {
+        int rc = data_.unpack(off, len, copy_ + off);
+        if (rc != 0) schedule_.set_error(rc);
+    }
+    ++copied_;
 }
 
 void BcastFlow::supply(int segment) {
@@ -60,6 +98,13 @@ void BcastFlow::on_complete(Op &op) {
 }
 
 void BcastFlow::on_received(int segment) {
+    if (copy_) {
+        arrived_.mark_done(segment);
+        post_receives();
+        feed_all();  // children first: copying out overlaps their transfers
+        copy_out(segment);
+        return;
+    }
     if (staged()) {
         int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
         if (rc != 0) schedule_.set_error(rc);
@@ -87,14 +132,16 @@ void BcastFlow::post_receives() {
     while (!schedule_.failed() && next_recv_ < nseg && next_recv_ < arrived_.prefix() + recv_window_) {
         const int s = next_recv_;
         char *dst;
-        if (staged()) {
+        if (copy_) {
+            dst = copy_ + segments_.offset(s);
+        } else if (staged()) {
             if (!staging_.can_claim()) break;
             dst = staging_.claim(1 + children());  // unpack + one send per child
         } else {
             dst = data_.at(segments_.offset(s));
         }
         ++next_recv_;
-        schedule_.post_recv(dst, parent_, segment_tag(tag_, send_window_, s),
+        schedule_.post_recv(dst, parent_, segment_tag(tag_, tags_, s),
                             schedule_.take_op(id_, Op::kRecv, s, 0, segments_.bytes(s)));
     }
 }
@@ -110,13 +157,14 @@ void BcastFlow::feed(int child) {
         const char *src = send_source(s);
         if (!src) break;
         ++next_send_[child];
-        schedule_.post_send(src, children_[child], segment_tag(tag_, send_window_, s),
+        schedule_.post_send(src, children_[child], segment_tag(tag_, tags_, s),
                             schedule_.take_op(id_, Op::kSend, s, child, segments_.bytes(s)));
     }
 }
 
 // Where segment s can be sent from, or null if it cannot be sent yet.
 const char *BcastFlow::send_source(int s) {
+    if (copy_) return copy_ + segments_.offset(s);
     if (!staged()) return data_.at(segments_.offset(s));
     if (!staging_.claimed(s)) {  // root: pack on first demand, in order
         if (!staging_.can_claim()) return nullptr;
@@ -132,6 +180,7 @@ const char *BcastFlow::send_source(int s) {
 
 void BcastFlow::finish() {
     if (staged()) pool_.give_back(segments_.max_bytes(), staging_.buffers());
+    if (copy_) copy_pool_->give_back(segments_.total(), {copy_});
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));
     if (!schedule_.failed()) count(Counter::bytes_sent, static_cast<uint64_t>(children()) * segments_.total());
 }

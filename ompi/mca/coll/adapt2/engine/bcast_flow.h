@@ -12,6 +12,11 @@
 //
 // The root normally has all its data; in an allreduce it is supplied segment
 // by segment as the reduction finishes them (supply()).
+//
+// Detached (a private copy of the message was given, see detach.h): the root
+// copies its data in, the others receive into the copy and copy out to the
+// user; sends go from the copy, all posted at once. locally_done() once the
+// user's buffer is no longer needed.
 #ifndef ADAPT2_ENGINE_BCAST_FLOW_H
 #define ADAPT2_ENGINE_BCAST_FLOW_H
 
@@ -39,6 +44,9 @@ struct BcastArgs {
     int recv_window = 4;  // 1..kMaxWindow
     int send_window = 2;  // 1..kMaxWindow
     bool supplied = false;  // root: segments become available through supply()
+    int tag_block = 0;      // tags of the flow if more than the send window (detach.h)
+    char *copy = nullptr;   // detached: private copy of the packed message, from copy_pool
+    BufferPool *copy_pool = nullptr;
 };
 
 class BcastFlow final : public Flow {
@@ -55,6 +63,7 @@ public:
     void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override;
+    bool locally_done() const override { return copy_ && copied_ == segments_.count(); }
     void finish() override;
 
     // Root of a supplied flow: segment s of the data is now in place.
@@ -70,9 +79,12 @@ private:
     void feed(int child);
     void feed_all();
     const char *send_source(int segment);
+    void copy_in_all();
+    void copy_out(int segment);
 
     UserData data_;
     int tag_;
+    int tags_;  // size of the tag block (>= send window)
     int recv_window_;
     int send_window_;
     std::shared_ptr<const Tree> tree_;  // keeps children_ alive
@@ -81,6 +93,9 @@ private:
     Segments segments_;
     BufferPool &pool_;
     StagingRing staging_;
+    char *copy_;            // detached: the whole packed message
+    BufferPool *copy_pool_;
+    int copied_ = 0;        // detached: segments copied in (root) or out (others)
     CompletionWindow arrived_;  // prefix: segments here, in order
     int next_recv_ = 0;
     std::vector<int> next_send_;          // per child: next segment to send

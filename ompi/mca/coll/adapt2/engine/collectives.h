@@ -11,19 +11,25 @@ namespace adapt2 {
 
 // Returns 0 with `done` called exactly once later (or before returning), or
 // an error with `done` never called.
+// `finished` (optional) is called once after `done`, when all work is over
+// (see adapt2_bridge.h: a detached call is done before it is finished).
 int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
-                const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx);
+                const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx,
+                DoneFn finished = nullptr);
+int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size);
 
 // Reduce: `result` matters at the root only; with `in_place` the root's own
 // data is in `result`.
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
-                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx);
-int reduce_tags(const adapt2_reduce_settings_t &settings);
+                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx,
+                 DoneFn finished = nullptr);
+int reduce_tags(const adapt2_reduce_settings_t &settings, size_t bytes, size_t unit, bool commutative);
 
 int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                     bool in_place, const adapt2_reduction_t &op, int tag,
-                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx);
+                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx,
+                    DoneFn finished = nullptr);
 int allreduce_tags(const adapt2_allreduce_settings_t &settings);
 
 }  // namespace adapt2

@@ -15,8 +15,10 @@ namespace adapt2 {
 
 class Comm {
 public:
-    Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes, uint32_t id = 0)
-        : transport_(std::move(transport)), rank_(rank), size_(size), id_(id), trees_(size), pool_(pool_max_bytes) {}
+    Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes, uint32_t id = 0,
+         size_t detach_max_bytes = 0)
+        : transport_(std::move(transport)), rank_(rank), size_(size), id_(id), trees_(size),
+          pool_(pool_max_bytes), detach_pool_(detach_max_bytes) {}
 
     int rank() const { return rank_; }
     int size() const { return size_; }
@@ -27,6 +29,13 @@ public:
     Transport &transport() { return *transport_; }
     TreeCache &trees() { return trees_; }
     BufferPool &pool() { return pool_; }
+    // Private copies of detached calls; its cap bounds what detaching holds.
+    BufferPool &detach_pool() { return detach_pool_; }
+
+    // Calls started and not finished (detached ones included).
+    void call_started() { live_.fetch_add(1, std::memory_order_relaxed); }
+    void call_finished() { live_.fetch_sub(1, std::memory_order_release); }
+    int calls_in_flight() const { return live_.load(std::memory_order_acquire); }
 
 private:
     std::unique_ptr<Transport> transport_;
@@ -36,6 +45,8 @@ private:
     std::atomic<uint32_t> calls_{0};
     TreeCache trees_;
     BufferPool pool_;
+    BufferPool detach_pool_;
+    std::atomic<int> live_{0};
 };
 
 }  // namespace adapt2

@@ -16,6 +16,9 @@ enum class Counter : int {
     bytes_sent,
     fallbacks,
     pool_overdrafts,
+    detached_calls,
+    detach_bytes,
+    detach_refused,
     count_
 };
 

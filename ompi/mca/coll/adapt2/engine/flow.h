@@ -22,6 +22,9 @@ public:
     virtual void on_complete(Op &op) = 0;
     // True while the flow still has work that is not posted yet.
     virtual bool has_pending_work() const = 0;
+    // True once this rank's part no longer needs the caller's buffers (what
+    // is left runs from private copies): the call may complete early.
+    virtual bool locally_done() const { return false; }
     // Called once, when the schedule is done: give back buffers, count.
     virtual void finish() {}
 

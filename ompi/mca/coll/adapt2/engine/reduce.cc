@@ -3,6 +3,7 @@
 #include "collectives.h"
 #include "counters.h"
 #include "decision.h"
+#include "detach.h"
 #include "recdoubling_flow.h"
 #include "reduce_flow.h"
 #include "ring_flow.h"
@@ -30,15 +31,24 @@ ReduceArgs reduce_args(const Comm &comm, const adapt2_buffer_t &own, const adapt
 
 }  // namespace
 
-int reduce_tags(const adapt2_reduce_settings_t &s) { return ReduceFlow::tags_needed(s.tree.send_window); }
+int reduce_tags(const adapt2_reduce_settings_t &s, size_t bytes, size_t unit, bool commutative) {
+    BcastPlan plan = plan_reduce(s.tree, bytes, commutative);
+    return flow_tags(s.tree, Segments(bytes, plan.segment_bytes, unit), bytes);
+}
 
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
-                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx) {
+                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished) {
     BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0);
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
-    auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    args.tag_block = reduce_tags(settings, own.bytes, op.unit_bytes, op.commutative != 0);
+    // Every non-root rank passes its data on: each may detach.
+    if (comm.rank() != root && may_detach(settings.tree, own.bytes)) {
+        args.copy = borrow_detach_copy(comm.detach_pool(), own.bytes);
+        args.copy_pool = &comm.detach_pool();
+    }
+    auto *schedule = new Schedule(comm, done, done_ctx, finished);
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
     schedule->add_flow<ReduceFlow>(args, comm.trees().get(plan.tree, root), comm.pool());
     count(Counter::reduce_calls, 1);
@@ -80,11 +90,12 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
 
 int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                     bool in_place, const adapt2_reduction_t &op, int tag,
-                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx) {
+                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx,
+                    DoneFn finished) {
     const bool contiguous = result.contig && (in_place || own.contig);
     const auto algorithm = choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, contiguous);
     if (algorithm != ADAPT2_ALLREDUCE_TREE) {
-        auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+        auto *schedule = new Schedule(comm, done, done_ctx, finished);
         schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
             add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
@@ -100,7 +111,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     const int root = 0;
     BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0);
     auto tree = comm.trees().get(plan.tree, root);
-    auto *schedule = new Schedule(comm.transport(), done, done_ctx);
+    auto *schedule = new Schedule(comm, done, done_ctx, finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
                                 plan.segment_bytes, settings.reproducible != 0);

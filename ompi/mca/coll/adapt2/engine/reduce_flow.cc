@@ -14,18 +14,22 @@ int ReduceFlow::tags_needed(int send_window) { return BcastFlow::tags_needed(sen
 ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
                        std::shared_ptr<const Tree> tree, BufferPool &pool)
     : Flow(schedule, id),
-      own_(args.in_place ? args.result : args.own),
+      user_own_(args.in_place ? args.result : args.own),
+      own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr}) : user_own_),
       result_(args.result),
       in_place_(args.in_place),
       op_(args.op),
       tag_(args.tag),
-      send_window_(tags_needed(args.send_window)),
+      tags_(std::max(tags_needed(args.send_window), std::min(args.tag_block, CompletionWindow::kMax))),
+      send_window_(args.copy ? tags_ : tags_needed(args.send_window)),
       fixed_order_(args.fixed_order),
       tree_(std::move(tree)),
       children_(tree_->children(args.rank)),
       parent_(tree_->parent(args.rank)),
       segments_(args.own.bytes, args.segment_bytes, args.op.unit_bytes),
-      pool_(pool) {
+      pool_(pool),
+      copy_(args.copy),
+      copy_pool_(args.copy_pool) {
     // Operands in rank order; own data is operand children().
     for (int c = 0; c < children(); ++c) order_.push_back(c);
     order_.push_back(own_index());
@@ -39,8 +43,11 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
 void ReduceFlow::plan_slots(int window) {
     const int nseg = segments_.count();
     if (nseg == 0) return;
-    const bool needs_own_buffer = children() > 0 || !own_.contiguous();
+    // A private copy is adopted as the accumulator: no own buffer then.
+    const bool needs_own_buffer = (children() > 0 && !copy_) || !own_.contiguous();
     buffers_per_slot_ = children() + (needs_own_buffer ? 1 : 0);
+    // A detached leaf needs no buffers: all its segments go at once.
+    if (copy_ && children() == 0) window = nseg;
     int want = std::clamp(window, 1, std::min(nseg, CompletionWindow::kMax));
     int nslots = want;
     if (buffers_per_slot_ > 0) {
@@ -62,8 +69,32 @@ int ReduceFlow::max_ops() const {
 }
 
 void ReduceFlow::start() {
-    const int nseg = segments_.count();
-    while (!schedule_.failed() && next_start_ < nseg &&
+    if (copy_) {
+        copy_own_in();
+    } else {
+        start_segments();
+    }
+}
+
+// Detached: copy own data in segment by segment, starting each one as soon
+// as it is in, so the copy overlaps the first transfers.
+void ReduceFlow::copy_own_in() {
+    for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
+        const size_t off = segments_.offset(s), len = segments_.bytes(s);
+        if (user_own_.contiguous()) {
+            std::memcpy(copy_ + off, user_own_.at(off), len);
+        } else {
+            int rc = user_own_.pack(off, len, copy_ + off);
+            if (rc != 0) schedule_.set_error(rc);
+        }
+        ++copied_;
+        start_segments();
+    }
+}
+
+void ReduceFlow::start_segments() {
+    const int startable = copy_ ? copied_ : segments_.count();
+    while (!schedule_.failed() && next_start_ < startable &&
            next_start_ < released_.prefix() + static_cast<int>(slots_.size())) {
         start_segment(next_start_++);
     }
@@ -94,7 +125,7 @@ void ReduceFlow::start_segment(int s) {
         slot.folds = 1;
     }
     for (int c = 0; c < children() && !schedule_.failed(); ++c) {
-        schedule_.post_recv(slot.bufs[c], children_[c], segment_tag(tag_, send_window_, s),
+        schedule_.post_recv(slot.bufs[c], children_[c], segment_tag(tag_, tags_, s),
                             schedule_.take_op(id_, Op::kRecv, s, c, len));
     }
     fold_ready(slot);
@@ -143,7 +174,7 @@ const char *ReduceFlow::operand_data(const Slot &slot, int operand) const {
 // send buffers may not.
 bool ReduceFlow::adoptable(const Slot &slot, int operand) const {
     if (operand != own_index()) return true;
-    if (!own_.contiguous()) return true;  // packed into the slot's buffer
+    if (copy_ || !own_.contiguous()) return true;  // private copy, or packed into the slot
     return is_root() && in_place_;        // the result buffer itself
 }
 
@@ -211,7 +242,7 @@ void ReduceFlow::post_sends() {
         Slot &slot = slot_of(s);
         if (slot.segment != s || slot.folds != children() + 1) break;
         ++next_send_;
-        schedule_.post_send(slot.acc, parent_, segment_tag(tag_, send_window_, s),
+        schedule_.post_send(slot.acc, parent_, segment_tag(tag_, tags_, s),
                             schedule_.take_op(id_, Op::kSend, s, 0, segments_.bytes(s)));
     }
 }
@@ -219,11 +250,12 @@ void ReduceFlow::post_sends() {
 // Segment s is finished here: its slot can take the next segment.
 void ReduceFlow::release(int s) {
     released_.mark_done(s);
-    start();
+    start_segments();
 }
 
 void ReduceFlow::finish() {
     if (!borrowed_.empty()) pool_.give_back(segments_.max_bytes(), borrowed_);
+    if (copy_) copy_pool_->give_back(segments_.total(), {copy_});
     if (!is_root() && !schedule_.failed()) {
         count(Counter::segments_sent, static_cast<uint64_t>(segments_.count()));
         count(Counter::bytes_sent, segments_.total());

@@ -12,6 +12,11 @@
 // non-commutative op, or when reproducibility is asked for, operands are
 // folded in a fixed order: by rank, right to left (acc = x_k op acc), which
 // over an in-order tree gives the left-to-right serial result.
+//
+// Detached (non-root, a private copy was given, see detach.h): the rank's own
+// data is copied in at the start, the call completes, and the copy serves as
+// the rank's operand (and accumulator) for the rest; sends up are all posted
+// as soon as their segments are reduced.
 #ifndef ADAPT2_ENGINE_REDUCE_FLOW_H
 #define ADAPT2_ENGINE_REDUCE_FLOW_H
 
@@ -40,6 +45,9 @@ struct ReduceArgs {
     int recv_window = 4;         // segments in progress (slots)
     int send_window = 2;
     bool fixed_order = false;    // non-commutative op or reproducible mode
+    int tag_block = 0;           // tags of the flow if more than the send window (detach.h)
+    char *copy = nullptr;        // detached non-root: private copy of own data, from copy_pool
+    BufferPool *copy_pool = nullptr;
 };
 
 class ReduceFlow final : public Flow {
@@ -56,6 +64,7 @@ public:
     void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override { return released_.prefix() < segments_.count(); }
+    bool locally_done() const override { return copy_ && copied_ == segments_.count(); }
     void finish() override;
 
 private:
@@ -77,6 +86,8 @@ private:
     size_t units(int segment) const { return segments_.bytes(segment) / op_.unit_bytes; }
 
     void plan_slots(int window);
+    void copy_own_in();
+    void start_segments();
     void start_segment(int segment);
     void fold_ready(Slot &slot);
     void fold(Slot &slot, int operand);
@@ -89,10 +100,13 @@ private:
     void post_sends();
     void release(int segment);
 
-    UserData own_, result_;
+    UserData user_own_;  // the caller's contribution
+    UserData own_;       // where own data is read from: user_own_ or the private copy
+    UserData result_;
     bool in_place_;
     adapt2_reduction_t op_;
     int tag_;
+    int tags_;  // size of the tag block (>= send window)
     int send_window_;
     bool fixed_order_;
     std::shared_ptr<const Tree> tree_;
@@ -101,6 +115,9 @@ private:
     Segments segments_;
     BufferPool &pool_;
     BcastFlow *feed_ = nullptr;
+    char *copy_;                      // detached: private copy of own data
+    BufferPool *copy_pool_;
+    int copied_ = 0;                  // detached: segments of own data copied in
     std::vector<int> order_;          // operands sorted by rank (own = children())
     std::vector<Slot> slots_;
     std::vector<char *> borrowed_;    // every staging buffer, given back at the end

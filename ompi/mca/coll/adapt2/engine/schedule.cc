@@ -2,6 +2,9 @@
 
 #include <cassert>
 
+#include "../adapt2_bridge.h"
+#include "counters.h"
+
 namespace adapt2 {
 
 void Schedule::reserve_ops() {
@@ -79,6 +82,7 @@ void Schedule::trace(TraceKind kind, int flow, int segment, int peer, size_t byt
 void Schedule::start() {
     reserve_ops();
     draining_.store(true);
+    comm_.call_started();
     for (auto &f : flows_) f->start();
     drain();
 }
@@ -108,6 +112,7 @@ bool Schedule::finished() const {
 void Schedule::drain() {
     for (;;) {
         handle_inbox();
+        report_if_locally_done();
         if (finished()) {
             finish();  // keeps draining_ set: nothing can complete any more
             return;
@@ -140,14 +145,31 @@ void Schedule::handle_inbox() {
     }
 }
 
+// Detaches: the caller gets its buffers back while the flows go on sending
+// from their private copies.
+void Schedule::report_if_locally_done() {
+    if (reported_ || failed() || in_flight_ == 0) return;  // nothing left: finish() reports
+    for (const auto &f : flows_) {
+        if (!f->locally_done()) return;
+    }
+    reported_ = true;
+    if (tracer_) trace(TraceKind::call_detached, 0, 0, -1, 0);
+    count(Counter::detached_calls, 1);
+    done_(done_ctx_, ADAPT2_STATUS_DETACHED);
+}
+
 void Schedule::finish() {
     for (auto &f : flows_) f->finish();
     if (tracer_) trace(TraceKind::call_done, 0, 0, -1, 0);
-    DoneFn done = done_;
+    DoneFn done = reported_ ? nullptr : done_;
+    DoneFn finished = finished_;
     void *ctx = done_ctx_;
     int status = error_;
+    Comm &comm = comm_;
     delete this;
-    done(ctx, status);
+    comm.call_finished();
+    if (done) done(ctx, status);
+    if (finished) finished(ctx, status);
 }
 
 }  // namespace adapt2

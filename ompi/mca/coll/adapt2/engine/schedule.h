@@ -7,6 +7,10 @@
 // time. So handlers never run concurrently or re-entrantly, nobody ever waits
 // for a lock, and the hot path takes no mutex.
 //
+// Completion: `done` fires once, when every flow says this rank's part is
+// over (Flow::locally_done(): a detached flow only still sends from private
+// copies) or at the end; `finished` fires once at the end.
+//
 // Tags: each flow owns a block of tags, and its segment s travels with tag
 // `block_base - s % block_size`. Some transports let a send posted from a
 // completion callback overtake an earlier send that is still pending (pml ucx
@@ -20,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm.h"
 #include "flow.h"
 #include "trace.h"
 #include "transport.h"
@@ -30,8 +35,8 @@ using DoneFn = void (*)(void *ctx, int status);
 
 class Schedule final {
 public:
-    Schedule(Transport &transport, DoneFn done, void *done_ctx)
-        : transport_(transport), done_(done), done_ctx_(done_ctx) {}
+    Schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished = nullptr)
+        : comm_(comm), transport_(comm.transport()), done_(done), finished_(finished), done_ctx_(done_ctx) {}
     Schedule(const Schedule &) = delete;
     Schedule &operator=(const Schedule &) = delete;
 
@@ -76,11 +81,15 @@ private:
     void drain();
     void handle_inbox();
     bool finished() const;
+    void report_if_locally_done();
     void finish();
 
+    Comm &comm_;
     Transport &transport_;
     DoneFn done_;
+    DoneFn finished_;
     void *done_ctx_;
+    bool reported_ = false;  // done_ has been called
     int error_ = 0;
     int in_flight_ = 0;  // posted operations not yet handled
     std::vector<std::unique_ptr<Flow>> flows_;

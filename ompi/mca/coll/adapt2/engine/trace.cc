@@ -64,6 +64,7 @@ const char *trace_kind_name(TraceKind kind) {
     case TraceKind::sent: return "sent";
     case TraceKind::combined: return "combined";
     case TraceKind::call_done: return "call_done";
+    case TraceKind::call_detached: return "call_detached";
     }
     return "unknown";
 }

@@ -22,6 +22,7 @@ enum class TraceKind : uint8_t {
     sent,         // a send completed
     combined,     // a segment folded into the accumulator
     call_done,
+    call_detached,  // the call completed for the caller; its sends go on (then call_done)
 };
 
 enum class TraceColl : uint8_t { bcast, reduce, allreduce };

@@ -1,0 +1,50 @@
+// Decoupled ("detached") completion: which calls may complete before their
+// sends are over, and the tag blocks that makes them need.
+//
+// A detaching rank copies whatever it still has to send into a private buffer
+// from the communicator's detach pool and completes; the copy goes out in the
+// background. So that the background needs no progress on the detached rank
+// to get its data out, its sends are all posted at once (up to the window
+// maximum), not a send window at a time: a flow of a call that may detach
+// uses one tag per segment. Every rank computes the same from the message
+// size and the settings, which are equal on all ranks.
+#ifndef ADAPT2_ENGINE_DETACH_H
+#define ADAPT2_ENGINE_DETACH_H
+
+#include <algorithm>
+#include <vector>
+
+#include "../adapt2_bridge.h"
+#include "buffer_pool.h"
+#include "completion_window.h"
+#include "counters.h"
+#include "segments.h"
+
+namespace adapt2 {
+
+inline bool may_detach(const adapt2_tree_settings_t &s, size_t bytes) {
+    return bytes > 0 && bytes <= s.detach_max_message;
+}
+
+// Tags of one flow: one per segment a sender may have in flight to a peer.
+inline int flow_tags(const adapt2_tree_settings_t &s, const Segments &segments, size_t bytes) {
+    int window = std::clamp(s.send_window, 1, CompletionWindow::kMax);
+    if (may_detach(s, bytes)) window = std::max(window, std::min(segments.count(), CompletionWindow::kMax));
+    return window;
+}
+
+// A private copy of `bytes` for a detaching rank, or null when the pool's
+// cap is reached (the call then runs coupled, as if detaching were off).
+inline char *borrow_detach_copy(BufferPool &pool, size_t bytes) {
+    std::vector<char *> got = pool.borrow(bytes, 1, 0);
+    if (got.empty()) {
+        count(Counter::detach_refused, 1);
+        return nullptr;
+    }
+    count(Counter::detach_bytes, bytes);
+    return got.front();
+}
+
+}  // namespace adapt2
+
+#endif
