@@ -1,0 +1,389 @@
+// Decoupled ("detached") completion over the fake network: one rank stalls
+// (it starts its calls only after everyone else has run as far as it can).
+// Ranks that do not depend on its data must complete all their calls
+// meanwhile, even though their sends to it are still pending; the rest must
+// not; once the stalled rank catches up every call finishes with the right
+// data, although each detached rank poisoned its buffer right after its call
+// completed. Several back-to-back calls per rank check that later calls'
+// messages never mix with earlier ones. The detach pool's cap bounds what
+// detaching holds: past it, calls wait as before.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cmocka_cxx.h"
+#include "collectives.h"
+#include "test_support.h"
+#include "tree.h"
+
+using namespace adapt2;
+using namespace adapt2::test;
+
+namespace {
+
+constexpr size_t kHuge = size_t{1} << 40;
+
+// What the engine reported for one call on one rank.
+struct Call {
+    int done = 0, finished = 0;
+    int done_status = -99, finished_status = -99;
+    bool finished_before_done = false;
+    std::function<void()> on_detach;  // runs when the call detaches (poisons the buffer)
+};
+
+void call_done(void *ctx, int status) {
+    auto *c = static_cast<Call *>(ctx);
+    ++c->done;
+    c->done_status = status;
+    if (status == ADAPT2_STATUS_DETACHED && c->on_detach) c->on_detach();
+}
+
+void call_finished(void *ctx, int status) {
+    auto *c = static_cast<Call *>(ctx);
+    if (c->done == 0) c->finished_before_done = true;
+    ++c->finished;
+    c->finished_status = status;
+}
+
+struct Setup {
+    int p = 8, root = 0, stalled = 3;
+    int algorithm = ADAPT2_ALG_BINOMIAL;
+    size_t bytes = 1000, segment = 128;
+    int calls = 3;
+    size_t cap = kHuge;  // detach pool cap
+    bool commutative = true;
+    NetworkOptions net;
+
+    std::string str() const {
+        char b[200];
+        std::snprintf(b, sizeof b, "p=%d root=%d stalled=%d alg=%d bytes=%zu seg=%zu calls=%d cap=%zu comm=%d order=%d seed=%llu",
+                      p, root, stalled, algorithm, bytes, segment, calls, cap, commutative,
+                      static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
+        return b;
+    }
+};
+
+adapt2_tree_settings_t tree_settings(const Setup &s) {
+    adapt2_tree_settings_t t{};
+    t.algorithm = s.algorithm;
+    t.fanout = 3, t.radix = 3, t.chains = 2;
+    t.segment_size = s.segment;
+    t.recv_window = 4;
+    t.send_window = 2;
+    t.detach_max_message = kHuge;
+    return t;
+}
+
+TreeSpec spec_of(int algorithm) {
+    switch (algorithm) {
+    case ADAPT2_ALG_CHAIN: return {TreeShape::chain, 2};
+    case ADAPT2_ALG_KARY: return {TreeShape::kary, 3};
+    case ADAPT2_ALG_FLAT: return {TreeShape::flat, 0};
+    case ADAPT2_ALG_IN_ORDER_BINOMIAL: return {TreeShape::in_order_binomial, 0};
+    default: return {TreeShape::binomial, 0};
+    }
+}
+
+// `rank` and every rank below it in the tree.
+std::set<int> subtree(const Tree &tree, int rank) {
+    std::set<int> out{rank};
+    for (int c : tree.children(rank)) {
+        auto sub = subtree(tree, c);
+        out.insert(sub.begin(), sub.end());
+    }
+    return out;
+}
+
+// The world: comms with a detach pool, one record per (rank, call).
+struct World {
+    FakeNetwork net;
+    std::vector<std::unique_ptr<Comm>> comms;
+    std::vector<std::vector<Call>> calls;  // [rank][call]
+    World(const Setup &s) : net(s.p, s.net), calls(s.p, std::vector<Call>(s.calls)) {
+        for (int r = 0; r < s.p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, s.p, 1 << 20, 0, s.cap));
+    }
+    void check_clean(const Setup &s) {
+        for (int r = 0; r < s.p; ++r) {
+            for (int k = 0; k < s.calls; ++k) {
+                const Call &c = calls[r][k];
+                if (c.done != 1 || c.finished != 1 || c.finished_before_done || c.finished_status != 0 ||
+                    (c.done_status != 0 && c.done_status != ADAPT2_STATUS_DETACHED))
+                    fail_msg("%s: rank %d call %d: done %d (%d) finished %d (%d)", s.str().c_str(), r, k, c.done,
+                             c.done_status, c.finished, c.finished_status);
+            }
+            if (comms[r]->pool().bytes_lent() != 0 || comms[r]->detach_pool().bytes_lent() != 0)
+                fail_msg("%s: rank %d kept buffers", s.str().c_str(), r);
+            if (comms[r]->detach_pool().peak_bytes_lent() > s.cap)
+                fail_msg("%s: rank %d held %zu detached bytes, cap %zu", s.str().c_str(), r,
+                         comms[r]->detach_pool().peak_bytes_lent(), s.cap);
+            if (comms[r]->calls_in_flight() != 0) fail_msg("%s: rank %d calls in flight", s.str().c_str(), r);
+        }
+        if (net.unmatched() != 0 || net.posted() != net.completed())
+            fail_msg("%s: %zu unmatched, %ld posted, %ld completed", s.str().c_str(), net.unmatched(), net.posted(),
+                     net.completed());
+    }
+    int detached(int rank) const {
+        int n = 0;
+        for (const Call &c : calls[rank]) n += c.done_status == ADAPT2_STATUS_DETACHED;
+        return n;
+    }
+};
+
+// Whether every segment is larger than the network's eager limit.
+bool rendezvous(const Setup &s) {
+    size_t last = s.bytes % s.segment ? s.bytes % s.segment : s.segment;
+    return s.net.eager_limit < std::min({s.bytes, s.segment, last});
+}
+
+// Call k's tag block: 64 tags each, counting down (as Open MPI reserves them).
+int tag_of(int k) { return 10000 - 64 * k; }
+
+char pattern(int k, size_t i) { return static_cast<char>((i * 131 + 7 * k + 3) ^ (i >> 8)); }
+
+// ---- broadcast --------------------------------------------------------------
+
+void start_bcasts(World &w, const Setup &s, std::vector<std::vector<std::vector<char>>> &mem, int r) {
+    auto settings = tree_settings(s);
+    for (int k = 0; k < s.calls; ++k) {
+        std::vector<char> &m = mem[r][k];
+        if (r == s.root) w.calls[r][k].on_detach = [&m] { std::fill(m.begin(), m.end(), 0x77); };
+        adapt2_buffer_t buf = contiguous_buffer(m.data(), s.bytes);
+        if (start_bcast(*w.comms[r], buf, s.root, tag_of(k), settings, call_done, &w.calls[r][k], call_finished) != 0)
+            fail_msg("%s: start failed", s.str().c_str());
+    }
+}
+
+void run_bcast(const Setup &s) {
+    World w(s);
+    std::vector<std::vector<std::vector<char>>> mem(s.p, std::vector<std::vector<char>>(s.calls));
+    for (int r = 0; r < s.p; ++r) {
+        for (int k = 0; k < s.calls; ++k) {
+            mem[r][k].assign(s.bytes, 0x5a);
+            for (size_t i = 0; r == s.root && i < s.bytes; ++i) mem[r][k][i] = pattern(k, i);
+        }
+    }
+    for (int r = 0; r < s.p; ++r) {
+        if (r != s.stalled) start_bcasts(w, s, mem, r);
+    }
+    w.net.run();
+    // Only the stalled rank's subtree waits for it.
+    const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
+    const std::set<int> waiting = subtree(tree, s.stalled);
+    const bool all_fit = s.cap >= s.bytes * s.calls;
+    for (int r = 0; r < s.p; ++r) {
+        if (r == s.stalled) continue;
+        bool passes_on = tree.children(r).size() > 0;
+        for (int k = 0; k < s.calls; ++k) {
+            int done = w.calls[r][k].done;
+            if (waiting.count(r) && done) fail_msg("%s: rank %d call %d done before the stalled rank ran", s.str().c_str(), r, k);
+            if (!waiting.count(r) && (all_fit || !passes_on) && done != 1)
+                fail_msg("%s: rank %d call %d waits for the stalled rank", s.str().c_str(), r, k);
+        }
+    }
+    start_bcasts(w, s, mem, s.stalled);
+    w.net.run();
+    w.check_clean(s);
+    for (int r = 0; r < s.p; ++r) {
+        for (int k = 0; r != s.root && k < s.calls; ++k) {
+            for (size_t i = 0; i < s.bytes; ++i) {
+                if (mem[r][k][i] != pattern(k, i)) fail_msg("%s: rank %d call %d byte %zu wrong", s.str().c_str(), r, k, i);
+            }
+        }
+    }
+    // Messages that complete unmatched (eager) leave nothing to detach from.
+    if (all_fit && rendezvous(s) && w.detached(s.root) != s.calls)
+        fail_msg("%s: the root detached %d calls", s.str().c_str(), w.detached(s.root));
+}
+
+void test_bcast_stalled_rank(void **) {
+    for (int alg : {ADAPT2_ALG_BINOMIAL, ADAPT2_ALG_CHAIN, ADAPT2_ALG_KARY, ADAPT2_ALG_FLAT}) {
+        for (const auto &net : completion_orders(6)) {
+            for (int stalled : {1, 2, 5, 7}) {
+                Setup s;
+                s.algorithm = alg;
+                s.net = net;
+                s.stalled = stalled;
+                s.root = stalled == 5 ? 6 : 0;
+                s.bytes = stalled == 7 ? 100 : 1000;  // one segment, or several
+                run_bcast(s);
+            }
+        }
+    }
+}
+
+// With the cap reached, calls wait as before (and still finish right).
+void test_bcast_cap(void **) {
+    for (size_t cap : {size_t{0}, size_t{1000}, size_t{2500}}) {
+        for (const auto &net : completion_orders(4)) {
+            Setup s;
+            s.cap = cap;
+            s.net = net;
+            s.calls = 4;
+            run_bcast(s);
+        }
+    }
+    // Without detaching, a root whose child is stalled cannot complete a
+    // rendezvous send to it.
+    Setup s;
+    s.cap = 0;
+    s.stalled = 1;  // a child of the binomial root
+    s.net = {Order::random, 5, 0.3, 0, false};
+    World w(s);
+    std::vector<std::vector<std::vector<char>>> mem(s.p, std::vector<std::vector<char>>(s.calls, std::vector<char>(s.bytes, 1)));
+    start_bcasts(w, s, mem, s.root);
+    w.net.run();
+    assert_int_equal(w.calls[s.root][0].done, 0);
+    for (int r = 1; r < s.p; ++r) start_bcasts(w, s, mem, r);
+    w.net.run();
+    w.check_clean(s);
+}
+
+// ---- reduce -----------------------------------------------------------------
+
+int32_t value(int r, int k, size_t e) { return static_cast<int32_t>(r * 1000 + k * 100 + e % 97); }
+
+int sum_i32(void *, const void *in, void *inout, size_t n) {
+    auto *a = static_cast<const int32_t *>(in);
+    auto *b = static_cast<int32_t *>(inout);
+    for (size_t i = 0; i < n; ++i) b[i] += a[i];
+    return 0;
+}
+
+// Not commutative, associative: composition of affine maps t -> a*t + b on
+// uint32 pairs (a, b): in o inout.
+int compose(void *, const void *in, void *inout, size_t n) {
+    auto *x = static_cast<const uint32_t *>(in);
+    auto *y = static_cast<uint32_t *>(inout);
+    for (size_t i = 0; i < n; ++i, x += 2, y += 2) {
+        uint32_t a = x[0] * y[0], b = x[0] * y[1] + x[1];
+        y[0] = a, y[1] = b;
+    }
+    return 0;
+}
+
+// Element e of the result: 32-bit words (2e, 2e+1) for the maps.
+uint32_t expected(const Setup &s, int k, size_t word) {
+    if (s.commutative) {
+        uint32_t acc = 0;
+        for (int r = 0; r < s.p; ++r) acc += static_cast<uint32_t>(value(r, k, word));
+        return acc;
+    }
+    const size_t e = word / 2;
+    uint32_t a = static_cast<uint32_t>(value(s.p - 1, k, 2 * e)), b = static_cast<uint32_t>(value(s.p - 1, k, 2 * e + 1));
+    for (int r = s.p - 2; r >= 0; --r) {
+        uint32_t xa = static_cast<uint32_t>(value(r, k, 2 * e)), xb = static_cast<uint32_t>(value(r, k, 2 * e + 1));
+        uint32_t na = xa * a, nb = xa * b + xb;
+        a = na, b = nb;
+    }
+    return word % 2 ? b : a;
+}
+
+struct ReduceMem {
+    std::vector<std::vector<int32_t>> own, result;  // [call]
+};
+
+void start_reduces(World &w, const Setup &s, std::vector<ReduceMem> &mem, int r) {
+    adapt2_reduce_settings_t settings{tree_settings(s), 0};
+    adapt2_reduction_t op{s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose};
+    const size_t n = s.bytes / 4;
+    for (int k = 0; k < s.calls; ++k) {
+        std::vector<int32_t> &own = mem[r].own[k];
+        w.calls[r][k].on_detach = [&own] { std::fill(own.begin(), own.end(), -1); };
+        adapt2_buffer_t o = contiguous_buffer(reinterpret_cast<char *>(own.data()), n * 4);
+        adapt2_buffer_t res = contiguous_buffer(reinterpret_cast<char *>(mem[r].result[k].data()), n * 4);
+        if (start_reduce(*w.comms[r], o, res, false, op, s.root, tag_of(k), settings, call_done, &w.calls[r][k],
+                         call_finished) != 0)
+            fail_msg("%s: start failed", s.str().c_str());
+    }
+}
+
+void run_reduce(const Setup &s) {
+    World w(s);
+    const size_t n = s.bytes / 4;
+    std::vector<ReduceMem> mem(s.p);
+    for (int r = 0; r < s.p; ++r) {
+        for (int k = 0; k < s.calls; ++k) {
+            mem[r].own.emplace_back(n);
+            for (size_t e = 0; e < n; ++e) mem[r].own[k][e] = value(r, k, e);
+            mem[r].result.emplace_back(n, 0x5a5a5a5a);
+        }
+    }
+    for (int r = 0; r < s.p; ++r) {
+        if (r != s.stalled) start_reduces(w, s, mem, r);
+    }
+    w.net.run();
+    const bool all_fit = s.cap >= s.bytes * s.calls;
+    for (int r = 0; r < s.p; ++r) {
+        for (int k = 0; r != s.stalled && k < s.calls; ++k) {
+            int done = w.calls[r][k].done;
+            if (r == s.root && done) fail_msg("%s: root call %d done without the stalled rank", s.str().c_str(), k);
+            if (r != s.root && all_fit && done != 1)
+                fail_msg("%s: rank %d call %d waits for the stalled rank", s.str().c_str(), r, k);
+        }
+    }
+    // The stalled rank's children cannot have delivered: they detached.
+    const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
+    for (int c : tree.children(s.stalled)) {
+        if (all_fit && rendezvous(s) && w.detached(c) != s.calls)
+            fail_msg("%s: rank %d detached %d calls", s.str().c_str(), c, w.detached(c));
+    }
+    start_reduces(w, s, mem, s.stalled);
+    w.net.run();
+    w.check_clean(s);
+    for (int k = 0; k < s.calls; ++k) {
+        for (size_t e = 0; e < n; ++e) {
+            if (static_cast<uint32_t>(mem[s.root].result[k][e]) != expected(s, k, e))
+                fail_msg("%s: call %d element %zu wrong", s.str().c_str(), k, e);
+        }
+    }
+
+}
+
+void test_reduce_stalled_rank(void **) {
+    for (int alg : {ADAPT2_ALG_BINOMIAL, ADAPT2_ALG_CHAIN, ADAPT2_ALG_FLAT, ADAPT2_ALG_IN_ORDER_BINOMIAL}) {
+        for (const auto &net : completion_orders(6)) {
+            for (int stalled : {1, 4, 7}) {
+                for (bool commutative : {true, false}) {
+                    Setup s;
+                    s.algorithm = commutative ? alg : ADAPT2_ALG_IN_ORDER_BINOMIAL;
+                    s.net = net;
+                    s.stalled = stalled;
+                    s.root = stalled == 4 ? 5 : 0;
+                    s.commutative = commutative;
+                    s.bytes = stalled == 7 ? 96 : 1200;
+                    run_reduce(s);
+                }
+            }
+        }
+    }
+}
+
+void test_reduce_cap(void **) {
+    for (size_t cap : {size_t{0}, size_t{1200}, size_t{3000}}) {
+        for (const auto &net : completion_orders(4)) {
+            Setup s;
+            s.cap = cap;
+            s.net = net;
+            s.calls = 4;
+            s.bytes = 1200;
+            run_reduce(s);
+        }
+    }
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bcast_stalled_rank),
+        cmocka_unit_test(test_bcast_cap),
+        cmocka_unit_test(test_reduce_stalled_rank),
+        cmocka_unit_test(test_reduce_cap),
+    };
+    return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
+}
