@@ -42,6 +42,8 @@ typedef struct adapt2_bcast_settings {
     int recv_window;        /* receives posted ahead of arrival */
     int send_window;        /* sends in flight per child */
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
+    int wait_for_room;      /* blocking call: if the detach pool is full, progress until it has
+                               room (older detached calls finish) instead of running coupled */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
@@ -108,8 +110,9 @@ const char *mca_coll_adapt2_engine_algorithm_names(void);
  * it still has to send into a private buffer and is done before its children
  * or parent have taken it; the rest runs in the background, driven by
  * whichever thread progresses the transport. The copies come from a
- * per-communicator pool with a byte cap; a call that finds the pool full
- * simply waits as before. `done` then gets ADAPT2_STATUS_DETACHED instead of
+ * per-communicator pool with a byte cap; a blocking call that finds the pool
+ * full waits until older detached calls have freed room, a non-blocking one
+ * runs coupled (waits for its own sends). `done` then gets ADAPT2_STATUS_DETACHED instead of
  * 0; errors after that go to `finished` only. */
 typedef void (*adapt2_done_fn)(void *ctx, int status);
 #define ADAPT2_STATUS_DETACHED 1
@@ -129,6 +132,7 @@ typedef struct adapt2_comm_settings {
     uint32_t comm_id;          /* names the communicator in traces */
     size_t pool_max_bytes;     /* cap on staging buffers */
     size_t detach_max_bytes;   /* cap on the copies of detached calls (0: never detach) */
+    void (*progress)(void);    /* advances the transports (waiting for detach room) */
 } adapt2_comm_settings_t;
 
 /* Per-communicator engine state. */

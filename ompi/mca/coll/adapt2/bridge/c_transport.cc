@@ -34,7 +34,7 @@ extern "C" adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2
     try {
         auto transport = std::make_unique<adapt2::CTransport>(*ops);
         auto *comm = new adapt2::Comm(std::move(transport), s->rank, s->size, s->pool_max_bytes, s->comm_id,
-                                      s->detach_max_bytes);
+                                      s->detach_max_bytes, s->progress);
         return reinterpret_cast<adapt2_engine_comm_t *>(comm);
     } catch (...) {
         return nullptr;

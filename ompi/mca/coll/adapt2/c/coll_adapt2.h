@@ -173,6 +173,8 @@ void mca_coll_adapt2_progress_stop(void);
 void mca_coll_adapt2_progress_detached(int delta);
 bool mca_coll_adapt2_progress_must_defer(void);
 void mca_coll_adapt2_progress_defer(mca_coll_adapt2_request_t *req, int event);
+uint64_t mca_coll_adapt2_progress_cpu_ns(void);
+uint64_t mca_coll_adapt2_progress_polls(void);
 
 /* PML transport (coll_adapt2_pml.c) */
 void mca_coll_adapt2_pml_choose_arming(void);

@@ -38,7 +38,7 @@ void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char 
 /* Starts adapt2's broadcast; never falls back. */
 static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                        struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
-                       mca_coll_adapt2_request_t **out)
+                       bool blocking, mca_coll_adapt2_request_t **out)
 {
     adapt2_bcast_settings_t settings;
     adapt2_buffer_t buf;
@@ -47,6 +47,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     mca_coll_adapt2_tree_settings(&settings, "bcast_algorithm", c->bcast_algorithm,
                                   "bcast_segment_size", c->bcast_segment_size, 1L << 20);
+    settings.wait_for_room = blocking;
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -85,7 +86,7 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
         return module->previous.ibcast(buff, count, datatype, root, comm, request,
                                        module->previous.ibcast_module);
     }
-    int rc = start_bcast(buff, count, datatype, root, comm, module, &req);
+    int rc = start_bcast(buff, count, datatype, root, comm, module, false, &req);
     if (OMPI_SUCCESS == rc) {
         *request = &req->nbc.super;
     }
@@ -102,6 +103,6 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
         return module->previous.bcast(buff, count, datatype, root, comm,
                                       module->previous.bcast_module);
     }
-    int rc = start_bcast(buff, count, datatype, root, comm, module, &req);
+    int rc = start_bcast(buff, count, datatype, root, comm, module, true, &req);
     return OMPI_SUCCESS == rc ? mca_coll_adapt2_request_wait_and_free(req) : rc;
 }

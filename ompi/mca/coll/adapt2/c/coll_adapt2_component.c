@@ -58,9 +58,11 @@ static int adapt2_register(void)
         "part is done (data copied into adapt2's buffers), before its peers have taken it; "
         "0: never (every call waits for its sends)", 1L << 20, &c->detach_max_message);
     mca_coll_adapt2_register_long("detach_max_bytes",
-        "Cap per communicator on the bytes that calls which completed early still hold; "
-        "a call that would exceed it waits for its sends (read when the communicator's "
-        "first collective runs)", 8L << 20, &c->detach_max_bytes);
+        "Cap per communicator on the bytes that calls which completed early still hold: "
+        "how far (in bytes of messages) a rank may run ahead of its slowest peer. A blocking "
+        "call that would exceed it waits until older calls free room, a non-blocking one "
+        "waits for its own sends (read when the communicator's first collective runs)",
+        8L << 20, &c->detach_max_bytes);
     mca_coll_adapt2_register_int("progress_thread",
         "1: a thread advances collectives that completed early while the application "
         "computes (drives opal_progress under MPI_THREAD_MULTIPLE, adapt2's UCX worker with "

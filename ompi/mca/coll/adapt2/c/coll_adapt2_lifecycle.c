@@ -111,6 +111,12 @@ static void connect_transport(mca_coll_adapt2_module_t *module, ompi_communicato
     mca_coll_adapt2_pml_ops(comm, ops);
 }
 
+/* opal_progress returns a count; the engine's hook returns nothing. */
+static void progress_transports(void)
+{
+    opal_progress();
+}
+
 adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module,
                                                     ompi_communicator_t *comm)
 {
@@ -128,6 +134,7 @@ adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *mo
                                                                 0, LONG_MAX, 32L << 20),
         .detach_max_bytes = (size_t) mca_coll_adapt2_checked_long(
             "detach_max_bytes", c->detach_max_bytes, 0, LONG_MAX, 8L << 20),
+        .progress = progress_transports,
     };
     module->engine = mca_coll_adapt2_engine_comm_create(&ops, &s);
     if (NULL == module->engine) {

@@ -34,6 +34,33 @@ static const struct {
      "Calls that could have completed early but found coll_adapt2_detach_max_bytes reached"},
 };
 
+static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long long *) value = 0 == (intptr_t) pvar->ctx ? mca_coll_adapt2_progress_cpu_ns()
+                                                              : mca_coll_adapt2_progress_polls();
+    return OMPI_SUCCESS;
+}
+
+/* The progress thread's cost (coll_adapt2_progress.c). */
+static int register_progress_pvars(mca_base_component_t *c)
+{
+    static const char *names[] = {"progress_thread_cpu_ns", "progress_thread_polls"};
+    static const char *helps[] = {"CPU time the progress thread has used, in nanoseconds",
+                                  "Times the progress thread polled the transport"};
+    for (int i = 0; i < 2; ++i) {
+        int rc = mca_base_component_pvar_register(
+            c, names[i], helps[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_progress, NULL, NULL,
+            (void *) (intptr_t) i);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_adapt2_register_pvars(void)
 {
     mca_base_component_t *c = &mca_coll_adapt2_component.super.collm_version;
@@ -48,5 +75,5 @@ int mca_coll_adapt2_register_pvars(void)
             return rc;
         }
     }
-    return OMPI_SUCCESS;
+    return register_progress_pvars(c);
 }

@@ -116,6 +116,7 @@ typedef struct reduction_call {
     int root;                /* reduce only */
     ompi_communicator_t *comm;
     mca_coll_adapt2_module_t *module;
+    bool blocking;
 } reduction_call_t;
 
 /* auto, tree, ring or recursive_doubling; an unknown name is reported once
@@ -167,6 +168,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
                                   "reduce_segment_size", c->reduce_segment_size, 256L << 10);
     s.reproducible = reproducible;
+    s.tree.wait_for_room = call->blocking;
     if (!ompi_op_is_intrinsic(call->op)) {
         /* A user function may rely on state that lives only during the call:
          * never call it after the call returned. */
@@ -261,7 +263,7 @@ int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_
                            mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m};
+    reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m, true};
     ADAPT2_RUN_OR_FALL_BACK(&call, "reduce", (ompi_request_t **) NULL,
                             m->previous.reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                                m->previous.reduce_module));
@@ -272,7 +274,7 @@ int mca_coll_adapt2_ireduce(const void *sbuf, void *rbuf, int count, struct ompi
                             ompi_request_t **request, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m};
+    reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m, false};
     ADAPT2_RUN_OR_FALL_BACK(&call, "ireduce", request,
                             m->previous.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
                                                 m->previous.ireduce_module));
@@ -283,7 +285,7 @@ int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct om
                               mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m};
+    reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m, true};
     ADAPT2_RUN_OR_FALL_BACK(&call, "allreduce", (ompi_request_t **) NULL,
                             m->previous.allreduce(sbuf, rbuf, count, dtype, op, comm,
                                                   m->previous.allreduce_module));
@@ -294,7 +296,7 @@ int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct o
                                ompi_request_t **request, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m};
+    reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m, false};
     ADAPT2_RUN_OR_FALL_BACK(&call, "iallreduce", request,
                             m->previous.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                                    m->previous.iallreduce_module));

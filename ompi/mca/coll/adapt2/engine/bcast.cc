@@ -26,7 +26,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     args.tag_block = flow_tags(settings, Segments(data.bytes, plan.segment_bytes), data.bytes);
     // Only a rank that passes data on has anything to detach from.
     if (may_detach(settings, data.bytes) && tree->children(comm.rank()).size() > 0) {
-        args.copy = borrow_detach_copy(comm.detach_pool(), data.bytes);
+        args.copy = borrow_detach_copy(comm, settings, data.bytes);
         args.copy_pool = &comm.detach_pool();
     }
     auto *schedule = new Schedule(comm, done, done_ctx, finished);

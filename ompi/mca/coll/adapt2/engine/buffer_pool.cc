@@ -74,6 +74,11 @@ size_t BufferPool::bytes_lent() const {
     return lent_;
 }
 
+bool BufferPool::has_room(size_t bytes) const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return lent_ + bytes <= max_bytes_;
+}
+
 size_t BufferPool::peak_bytes_lent() const {
     std::lock_guard<std::mutex> guard(lock_);
     return peak_;

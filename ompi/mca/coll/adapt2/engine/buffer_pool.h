@@ -28,6 +28,7 @@ public:
     void give_back(size_t bytes, const std::vector<char *> &buffers);
 
     size_t bytes_lent() const;
+    bool has_room(size_t bytes) const;  // whether `bytes` more stay within the cap
     size_t peak_bytes_lent() const;  // the most ever lent at once
     size_t max_bytes() const { return max_bytes_; }
     size_t overdrafts() const;

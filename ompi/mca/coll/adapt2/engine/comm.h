@@ -15,10 +15,12 @@ namespace adapt2 {
 
 class Comm {
 public:
+    using ProgressFn = void (*)();
+
     Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes, uint32_t id = 0,
-         size_t detach_max_bytes = 0)
+         size_t detach_max_bytes = 0, ProgressFn progress = nullptr)
         : transport_(std::move(transport)), rank_(rank), size_(size), id_(id), trees_(size),
-          pool_(pool_max_bytes), detach_pool_(detach_max_bytes) {}
+          pool_(pool_max_bytes), detach_pool_(detach_max_bytes), progress_(progress) {}
 
     int rank() const { return rank_; }
     int size() const { return size_; }
@@ -31,6 +33,14 @@ public:
     BufferPool &pool() { return pool_; }
     // Private copies of detached calls; its cap bounds what detaching holds.
     BufferPool &detach_pool() { return detach_pool_; }
+    // Advances the transports until `bytes` fit in the detach pool, or while
+    // calls that hold its buffers are still in flight (they free room when
+    // they finish). Returns whether they fit.
+    bool wait_for_detach_room(size_t bytes) {
+        if (bytes > detach_pool_.max_bytes()) return false;
+        while (!detach_pool_.has_room(bytes) && progress_ && detach_pool_.bytes_lent() > 0) progress_();
+        return detach_pool_.has_room(bytes);
+    }
 
     // Calls started and not finished (detached ones included).
     void call_started() { live_.fetch_add(1, std::memory_order_relaxed); }
@@ -46,6 +56,7 @@ private:
     TreeCache trees_;
     BufferPool pool_;
     BufferPool detach_pool_;
+    ProgressFn progress_;
     std::atomic<int> live_{0};
 };
 

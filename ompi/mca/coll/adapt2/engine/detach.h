@@ -16,6 +16,7 @@
 
 #include "../adapt2_bridge.h"
 #include "buffer_pool.h"
+#include "comm.h"
 #include "completion_window.h"
 #include "counters.h"
 #include "segments.h"
@@ -34,8 +35,13 @@ inline int flow_tags(const adapt2_tree_settings_t &s, const Segments &segments, 
 }
 
 // A private copy of `bytes` for a detaching rank, or null when the pool's
-// cap is reached (the call then runs coupled, as if detaching were off).
-inline char *borrow_detach_copy(BufferPool &pool, size_t bytes) {
+// cap is reached (the call then runs coupled, as if detaching were off). A
+// blocking call first waits for room: for the oldest detached calls to
+// finish, which keeps it a bounded number of calls ahead of its slowest peer
+// instead of falling back into lock-step.
+inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, size_t bytes) {
+    BufferPool &pool = comm.detach_pool();
+    if (s.wait_for_room) comm.wait_for_detach_room(bytes);
     std::vector<char *> got = pool.borrow(bytes, 1, 0);
     if (got.empty()) {
         count(Counter::detach_refused, 1);

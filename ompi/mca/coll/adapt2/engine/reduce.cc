@@ -45,7 +45,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     args.tag_block = reduce_tags(settings, own.bytes, op.unit_bytes, op.commutative != 0);
     // Every non-root rank passes its data on: each may detach.
     if (comm.rank() != root && may_detach(settings.tree, own.bytes)) {
-        args.copy = borrow_detach_copy(comm.detach_pool(), own.bytes);
+        args.copy = borrow_detach_copy(comm, settings.tree, own.bytes);
         args.copy_pool = &comm.detach_pool();
     }
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
