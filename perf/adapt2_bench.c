@@ -291,6 +291,7 @@ typedef struct {
     void *sbuf;  /* send / in-place buffer (bcast: the buffer) */
     void *rbuf;  /* receive buffer (unused by bcast) */
     void *ebuf;  /* validation of reductions: the expected result */
+    int thread_level;  /* provided by MPI_Init[_thread] */
 } bench_ctx_t;
 
 typedef struct coll_desc {
@@ -442,8 +443,11 @@ typedef struct {
     int full;
     int validate;
     int root, root_given;
+    int thread_multiple;  /* -t: MPI_Init_thread(MPI_THREAD_MULTIPLE) */
     int help;
 } options_t;
+
+#define OPTSTRING ":k:m:i:x:T:o:r:cfth"
 
 static void usage(FILE *f, const char *prog)
 {
@@ -478,6 +482,9 @@ static void usage(FILE *f, const char *prog)
         "                 against the serially computed result, and every rank checks\n"
         "                 that its send buffer is unchanged\n"
         "  -f             full statistics: extra columns last_min_us last_p90_us\n"
+        "  -t             MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n"
+        "                 (what adapt2's progress thread needs to drive Open MPI's\n"
+        "                 progress); the header reports the level provided (thread=)\n"
         "  -h             this help\n"
         "Note: as in OSU, -c is validation; the collective is chosen with -k.\n"
         "Output: '#' comment lines (the one starting '# size ' names the columns),\n"
@@ -568,7 +575,7 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
     o->warmup_large = DEFAULT_WARMUP_L;
 
     opterr = 0; /* we print our own messages, on rank 0 only */
-    while ((opt = getopt(argc, argv, ":k:m:i:x:T:o:r:cfh")) != -1) {
+    while ((opt = getopt(argc, argv, OPTSTRING)) != -1) {
         switch (opt) {
         case 'k':
             o->coll = NULL;
@@ -618,6 +625,7 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
             break;
         case 'c': o->validate = 1; break;
         case 'f': o->full = 1; break;
+        case 't': o->thread_multiple = 1; break;
         case 'h': o->help = 1; return NULL;
         case ':':
             snprintf(msg, sizeof(msg), "option -%c needs an argument", optopt);
@@ -701,11 +709,15 @@ static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
         if (lib[i] == '\n' || lib[i] == '\r') { lib[i] = '\0'; break; }
     if (o->coll->flow != NO_ROOT) snprintf(root, sizeof(root), "%d", o->root);
     printf("# adapt2_bench collective=%s np=%d root=%s type=%s op=%s validate=%d "
-           "sizes=%zu:%zu iters=%d:%d warmup=%d:%d small_limit=%d\n",
+           "sizes=%zu:%zu iters=%d:%d warmup=%d:%d small_limit=%d thread=%s\n",
            o->coll->name, c->nprocs, root, o->type->name, o->op ? o->op->name : "-",
            o->validate, o->min_size, o->max_size, o->iters_small, o->iters_large,
-           o->warmup_small, o->warmup_large, SMALL_MSG_LIMIT);
+           o->warmup_small, o->warmup_large, SMALL_MSG_LIMIT,
+           thread_level_name(c->thread_level));
     printf("# library: %s\n", lib);
+    if (o->thread_multiple && c->thread_level != MPI_THREAD_MULTIPLE)
+        printf("# warning: -t asked for MPI_THREAD_MULTIPLE, the library provides %s\n",
+               thread_level_name(c->thread_level));
     const char *recv = o->coll->flow == ROOT_RECEIVES ? "the root" : "all ranks";
     const char *src = o->coll->flow == ROOT_SENDS ? "the root's call" : "the earliest call";
     printf("# times in microseconds; avg/min/max: per-rank mean over iterations, "
@@ -876,7 +888,8 @@ int main(int argc, char **argv)
     int rank, nprocs;
     options_t o;
 
-    MPI_Init(&argc, &argv);
+    /* -t decides how MPI starts, so it is looked for before MPI_Init. */
+    int provided = bench_mpi_init(&argc, &argv, option_given(argc, argv, OPTSTRING, 't'));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
@@ -900,6 +913,7 @@ int main(int argc, char **argv)
     c.type = o.type;
     c.dtype = o.type->mpi_type();
     c.op = o.op;
+    c.thread_level = provided;
     if (o.op) {
         c.mpi_op = o.op->mpi_op();
         c.plan = make_plan(o.type, o.op, nprocs);

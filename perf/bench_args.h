@@ -1,11 +1,14 @@
-/* Argument parsing shared by the benchmarks under perf/. */
+/* Argument parsing and start-up shared by the benchmarks under perf/. */
 #ifndef ADAPT2_PERF_BENCH_ARGS_H
 #define ADAPT2_PERF_BENCH_ARGS_H
+
+#include <mpi.h>
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* A byte count with an optional K, M or G suffix (binary), also written KiB
  * or KB: 64K, 64KiB and 64KB are all 65536. 1 on success. */
@@ -43,6 +46,43 @@ static inline int parse_int(const char *s, int min, int *out)
     if (errno || *end || v < min || v > INT_MAX) return 0;
     *out = (int)v;
     return 1;
+}
+
+/* Whether option `flag` is among argv's options (parsed with optstring as
+ * getopt would), looked at before MPI_Init so that -t can choose
+ * MPI_Init_thread's level.  Leaves getopt ready to parse argv again. */
+static inline int option_given(int argc, char **argv, const char *optstring, int flag)
+{
+    int opt, found = 0, saved = opterr;
+    opterr = 0;
+    while ((opt = getopt(argc, argv, optstring)) != -1)
+        if (opt == flag) found = 1;
+    optind = 1;
+    opterr = saved;
+    return found;
+}
+
+/* MPI_Init, or with `multiple` (-t) MPI_Init_thread(MPI_THREAD_MULTIPLE);
+ * returns the thread level provided. */
+static inline int bench_mpi_init(int *argc, char ***argv, int multiple)
+{
+    int provided = MPI_THREAD_SINGLE;
+    if (multiple)
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(argc, argv);
+    MPI_Query_thread(&provided);
+    return provided;
+}
+
+/* A thread level as a word (for the benchmarks' output). */
+static inline const char *thread_level_name(int level)
+{
+    if (level == MPI_THREAD_MULTIPLE) return "multiple";
+    if (level == MPI_THREAD_SERIALIZED) return "serialized";
+    if (level == MPI_THREAD_FUNNELED) return "funneled";
+    if (level == MPI_THREAD_SINGLE) return "single";
+    return "unknown";
 }
 
 #endif

@@ -29,6 +29,14 @@ broadcasts, float for reductions, as OSU).  What each component stands for:
   han             coll/han (bcast, reduce, allreduce only; likewise);
   adapt2          this component.
 
+Variants (--variant LABEL=COMPONENT:ITEM,ITEM..., repeatable, both modes):
+a component run with extra MCA parameters (ITEM KEY=VALUE: --mca KEY VALUE)
+and/or extra benchmark arguments (ITEM starting with '-', e.g. -t for
+MPI_THREAD_MULTIPLE), labelled LABEL, run interleaved and compared like one
+more component:
+  --variant adapt2-nodetach=adapt2:coll_adapt2_detach_max_message=0
+  --variant adapt2-pt=adapt2:coll_adapt2_progress_thread=1,-t
+
 Before the runs, a pre-flight run per component with --mca coll_base_verbose 10
 checks that the component is really selected, and ompi_info tells whether
 adapt2 has an algorithm parameter for each collective (if not, its calls fall
@@ -48,7 +56,10 @@ without and once with noise) for each component, interleaved, over
 collectives, sizes, rank counts, noise settings and seeds, and compares how
 much of the injected noise each component amplifies (medians, spread, ratios,
 DIR/noise_raw.csv, DIR/noise_summary.csv, DIR/noise_*.png via
-perf/plot_noise.gp).
+perf/plot_noise.gp), and what the runs cost: process CPU time per rank, and
+for adapt2 and its variants (MPI_T counters) the calls that completed early
+(decoupled completion), the bytes copied for that, the calls refused at the
+cap and the progress thread's CPU time.
 
   perf/compare.py noise --quick --component-dir <builddir>/.libs
   perf/compare.py noise --collective bcast,reduce --sizes 4K,1M --np 4,8 \
@@ -173,6 +184,79 @@ def comma_list(text, known, what):
     return items
 
 
+VARIANT_HELP = (
+    'a labelled variant of a component, run and compared like one more component '
+    '(repeatable): LABEL=COMPONENT[:ITEM[,ITEM...]], ITEM either KEY=VALUE (an MCA '
+    'parameter: --mca KEY VALUE for this variant\'s runs; it replaces the same key of '
+    'the component\'s own or --extra-mca) or a benchmark argument starting with "-" '
+    '(appended to the benchmark\'s command line; a value attached, e.g. -t or -P500). '
+    'Variants join the end of --components unless their LABEL is listed there (then '
+    'they take that place; the first one is the reference of the ratios). Examples: '
+    'adapt2-nodetach=adapt2:coll_adapt2_detach_max_message=0; '
+    'adapt2-pt=adapt2:coll_adapt2_progress_thread=1,-t. LABEL: letters, digits, '
+    '"_.+-", not a component name')
+
+
+def parse_variant(text):
+    """'LABEL=COMPONENT[:ITEM,...]' -> (label, base, [(key, value)], [bench args])."""
+    lab, sep, rest = text.strip().partition('=')
+    if not sep or not re.fullmatch(r'[A-Za-z0-9_.+-]+', lab):
+        raise UsageError('--variant %r: want LABEL=COMPONENT[:ITEM,...] (LABEL: letters, '
+                         'digits, "_.+-")' % text)
+    if lab in COMPONENTS:
+        raise UsageError('--variant %r: label %r is a component name' % (text, lab))
+    m = re.match(r'([A-Za-z0-9_]+)(?:[:,]|$)', rest)
+    if not m or m.group(1) not in COMPONENTS:
+        raise UsageError('--variant %r: unknown component %r (known: %s)'
+                         % (text, re.split('[:,]', rest)[0], ', '.join(COMPONENTS)))
+    base, mca, args = m.group(1), [], []
+    for item in rest[m.end():].split(','):
+        item = item.strip()
+        if not item:
+            continue
+        if item.startswith('-'):
+            if len(item) < 2 or re.search(r'\s', item):
+                raise UsageError('--variant %r: bad benchmark argument %r' % (text, item))
+            args.append(item)
+            continue
+        k, sep, v = item.partition('=')
+        if not sep or not re.fullmatch(r'[A-Za-z0-9_]+', k) or not v or re.search(r'\s', v):
+            raise UsageError('--variant %r: %r is neither KEY=VALUE nor a benchmark argument '
+                             '(-X)' % (text, item))
+        if k in [x for x, _ in mca]:
+            raise UsageError('--variant %r: %s given twice' % (text, k))
+        mca.append((k, v))
+    return lab, base, mca, args
+
+
+def resolve_components(a):
+    """a.components (labels, in run order) and a.table (label -> what runs:
+    base component, its MCA pairs, the variant's MCA pairs and benchmark
+    arguments, module, implements) from --components and --variant."""
+    variants = {}
+    for text in a.variant or []:
+        lab, base, mca, args = parse_variant(text)
+        if lab in variants:
+            raise UsageError('--variant: label %r given twice' % lab)
+        variants[lab] = dict(COMPONENTS[base], base=base, variant_mca=mca, args=args)
+    known = list(COMPONENTS) + list(variants)
+    comps = comma_list(a.components, known, 'component')
+    if len(set(comps)) != len(comps):
+        raise UsageError('--components: a component is listed twice')
+    a.components = comps + [v for v in variants if v not in comps]
+    a.table = {c: dict(COMPONENTS[c], base=c, variant_mca=[], args=[]) for c in COMPONENTS}
+    a.table.update(variants)
+
+
+def base_of(a, comp):
+    return a.table[comp]['base']
+
+
+def variants_text(a):
+    """' variants=LABEL=...;...' for the run's header line, or ''."""
+    return ' variants=%s' % ';'.join(a.variant) if a.variant else ''
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog='compare.py',
@@ -180,8 +264,9 @@ def build_parser():
                     'compare them (table on stdout, CSV and PNG under --out).',
         epilog='Ratios are first-component/other (adapt2/other by default): < 1 means the '
                'first component is faster; best-other: first component / the fastest other '
-               'one at each size. Components that have no code of their own for a '
-               'collective (adapt, han) are skipped for it with a note. Example: '
+               'one at each size (variants of the first component\'s own component are '
+               'not candidates for best-other). Components that have no code of their own '
+               'for a collective (adapt, han) are skipped for it with a note. Example: '
                'perf/compare.py --quick --component-dir /tmp/build/.libs --validate '
                '--collective bcast,reduce,allreduce. This is the latency mode '
                '("compare.py [latency] ..."); the noise-absorption mode is '
@@ -191,6 +276,8 @@ def build_parser():
                         'the reference of the ratios; tuned and libnbc both mean Open MPI\'s '
                         'default (tuned for blocking, libnbc for non-blocking collectives)'
                         % ','.join(COMPONENTS))
+    p.add_argument('--variant', action='append', metavar='LABEL=COMPONENT:ITEM,...',
+                   help=VARIANT_HELP)
     p.add_argument('--collective', default='bcast',
                    help='comma list from %s (default: bcast)' % ','.join(COLLECTIVES))
     p.add_argument('--op', default='sum', choices=OPS,
@@ -280,7 +367,7 @@ def check_paths(a, bench_name='adapt2_bench'):
         if not os.path.isdir(a.component_dir):
             raise UsageError('--component-dir %s: no such directory' % a.component_dir)
         if not os.path.exists(os.path.join(a.component_dir, 'mca_coll_adapt2.so')) \
-                and 'adapt2' in a.components:
+                and 'adapt2' in [base_of(a, c) for c in a.components]:
             raise UsageError('--component-dir %s has no mca_coll_adapt2.so' % a.component_dir)
     a.bench = find_bench(a, bench_name)
 
@@ -289,7 +376,7 @@ def parse_args(argv):
     p = build_parser()
     a = p.parse_args(argv)
     try:
-        a.components = comma_list(a.components, COMPONENTS, 'component')
+        resolve_components(a)
         a.collectives = comma_list(a.collective, COLLECTIVES, 'collective')
         apply_defaults(a)
         check_numbers(a)
@@ -330,14 +417,24 @@ def pkglibdir():
 
 
 def mpirun_cmd(a, component, np, args, libdir):
+    """mpirun for one run of `component` (a component or a variant's label):
+    its MCA pairs, --extra-mca, then the variant's (a later value of a key
+    replaces an earlier one: Open MPI would join repeated keys with commas);
+    the variant's benchmark arguments go after args."""
+    spec = a.table[component]
+    pairs = list(spec['mca'])
+    if spec['base'] == 'adapt2' and a.component_dir:
+        pairs.append(('mca_base_component_path', a.component_dir + ':' + libdir))
+    pairs += [(a.extra[i], a.extra[i + 1]) for i in range(0, len(a.extra), 2)]
+    pairs += spec['variant_mca']
+    mca = {}
+    for k, v in pairs:
+        mca.pop(k, None)
+        mca[k] = v
     cmd = [a.mpirun] + ALWAYS + ['-np', str(np)]
-    for k, v in COMPONENTS[component]['mca']:
+    for k, v in mca.items():
         cmd += ['--mca', k, v]
-    if component == 'adapt2' and a.component_dir:
-        cmd += ['--mca', 'mca_base_component_path', a.component_dir + ':' + libdir]
-    for i in range(0, len(a.extra), 2):
-        cmd += ['--mca', a.extra[i], a.extra[i + 1]]
-    return cmd + [a.bench] + args
+    return cmd + [a.bench] + args + spec['args']
 
 
 def run_env():
@@ -421,7 +518,7 @@ def build_plan(a):
     for coll in a.collectives:
         seen = []
         for comp in a.components:
-            impl = COMPONENTS[comp]['implements']
+            impl = a.table[comp]['implements']
             if impl is not None and coll not in impl:
                 notes.append('%s implements no %s (its run would just be %s again): skipped '
                              'for %s' % (comp, coll, label('tuned', coll), coll))
@@ -446,7 +543,7 @@ def preflight(a, plan, env):
     for coll, comp, _ in plan:
         first.setdefault(comp, coll)
     for comp, coll in first.items():
-        module = COMPONENTS[comp]['module']
+        module = a.table[comp]['module']
         if not module:
             continue
         cmd = mpirun_cmd(a, comp, a.np, ['-k', coll, '-m', '8', '-i', '1', '-x', '0'],
@@ -466,11 +563,14 @@ def preflight(a, plan, env):
 def adapt2_coverage(a, plan, env):
     """Notes for the collectives adapt2 registers no algorithm parameter for:
     its module is selected, but those calls go to its fallback (tuned or
-    libnbc), so the ratios say nothing about adapt2."""
-    colls = [coll for coll, comp, _ in plan if comp == 'adapt2']
-    if not colls:
+    libnbc), so the ratios say nothing about adapt2.  Exits if a variant
+    names an MCA parameter ompi_info does not know."""
+    colls = sorted(set(coll for coll, comp, _ in plan if base_of(a, comp) == 'adapt2'),
+                   key=a.collectives.index)
+    keys = sorted(set(k for _, comp, _ in plan for k, _ in a.table[comp]['variant_mca']))
+    if not colls and not keys:
         return []
-    cmd = ['ompi_info', '--param', 'coll', 'adapt2', '--level', '9', '--parsable']
+    cmd = ['ompi_info', '--param', 'all', 'all', '--level', '9', '--parsable']
     run_env_ = dict(os.environ)
     if a.component_dir:  # ompi_info ignores --mca mca_base_component_path; not the env
         run_env_['OMPI_MCA_mca_base_component_path'] = a.component_dir + ':' + env.libdir
@@ -478,7 +578,14 @@ def adapt2_coverage(a, plan, env):
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
                              env=run_env_).stdout
     except (OSError, subprocess.TimeoutExpired) as e:
-        return ['adapt2: cannot run ompi_info (%s): implemented collectives unknown' % e]
+        return ['adapt2: cannot run ompi_info (%s): implemented collectives and variant '
+                'parameters unchecked' % e]
+    # A misspelt parameter would be ignored and the variant would measure its
+    # component again.
+    unknown = [k for k in keys if (':param:%s:' % k) not in out]
+    if unknown:
+        sys.exit('compare.py: --variant: ompi_info knows no MCA parameter %s (--no-check '
+                 'skips this check)' % ', '.join(unknown))
     return ['adapt2 registers no %s: its %s presumably falls back to %s (ratio ~1)'
             % (algorithm_param(c), c, label('tuned', c))
             for c in colls if (':param:%s:' % algorithm_param(c)) not in out]
@@ -604,14 +711,15 @@ def main(argv):
     plan, notes = a.plan, list(a.notes)
     env = setup(a)
     print('# compare.py: bench=%s np=%d repeat=%d sizes=%s:%s components=%s collectives=%s '
-          'op=%s%s%s' % (a.bench, a.np, a.repeat, human_size(a.min_size),
-                         human_size(a.max_size), ','.join(a.components),
-                         ','.join(a.collectives), a.op, ' type=%s' % a.type if a.type else '',
-                         ' component-dir=%s' % a.component_dir if a.component_dir else ''),
+          'op=%s%s%s%s' % (a.bench, a.np, a.repeat, human_size(a.min_size),
+                           human_size(a.max_size), ','.join(a.components),
+                           ','.join(a.collectives), a.op, ' type=%s' % a.type if a.type else '',
+                           ' component-dir=%s' % a.component_dir if a.component_dir else '',
+                           variants_text(a)),
           file=sys.stderr)
     if not a.no_check:
-        preflight(a, plan, env)
         notes += adapt2_coverage(a, plan, env)
+        preflight(a, plan, env)
     print_notes(notes)
     failed = run_matrix(a, plan, env)
     if failed:
@@ -635,10 +743,12 @@ def geomean(xs):
 
 class Stats:
     """Medians and spreads over repeats of one collective's runs, and the
-    ratios of the reference (the first label) to the others."""
+    ratios of the reference (the first label) to the others; best-other picks
+    among `pool` (default: all the others)."""
 
-    def __init__(self, labels, res):
+    def __init__(self, labels, res, pool=None):
         self.labels, self.ref, self.others = labels, labels[0], labels[1:]
+        self.pool = self.others if pool is None else [o for o in self.others if o in pool]
         self.res = res
         self.sizes = sorted(set().union(*(res[lab].keys() for lab in labels)))
         # st[lab, size][metric] = (median, min, max) over repeats, or None (no data)
@@ -662,7 +772,7 @@ class Stats:
     def best(self, s, m):
         """(label, median) of the fastest other component at size s, or
         (None, None)."""
-        vals = [(self.value(o, s, m), o) for o in self.others]
+        vals = [(self.value(o, s, m), o) for o in self.pool]
         vals = [(v, o) for v, o in vals if v]
         if not vals:
             return None, None
@@ -702,7 +812,7 @@ def summary_rows(a, coll, stats, meta):
                 if lab != stats.ref:
                     r = stats.ratio(lab, s, m)
                     row['ratio_%s' % m] = '%.4f' % r if r is not None else ''
-                elif stats.others:
+                elif stats.pool:
                     r = stats.ratio_best(s, m)
                     row['best_other_%s' % m] = stats.best(s, m)[0] or ''
                     row['ratio_best_%s' % m] = '%.4f' % r if r is not None else ''
@@ -731,18 +841,18 @@ def print_metric_table(a, coll, stats, m, what, desc):
     w = max([len(c) for c in cells.values()] + [len(l) for l in labels]) + 2
     ratio_names = ['%s/%s' % (ref, o) for o in stats.others]
     rw = [max(len(r) + 2, 8) for r in ratio_names]
-    best_name = '%s/best-other' % ref if stats.others else ''
-    bw = max(len(best_name), 4 + max([len(o) for o in stats.others] or [0]) + 3) + 2
+    best_name = '%s/best-other' % ref if stats.pool else ''
+    bw = max(len(best_name), 4 + max([len(o) for o in stats.pool] or [0]) + 3) + 2
     print('%8s' % 'size' + ''.join('%*s' % (w, lab) for lab in labels) +
           ''.join('%*s' % (x, r) for x, r in zip(rw, ratio_names)) +
-          ('%*s' % (bw, best_name) if stats.others else ''))
+          ('%*s' % (bw, best_name) if stats.pool else ''))
     for s in stats.sizes:
         line = '%8s' % human_size(s)
         line += ''.join('%*s' % (w, cells.get((lab, s), '-')) for lab in labels)
         for o, x in zip(stats.others, rw):
             r = stats.ratio(o, s, m)
             line += '%*.2f' % (x, r) if r is not None else '%*s' % (x, '-')
-        if stats.others:
+        if stats.pool:
             r = stats.ratio_best(s, m)
             line += '%*s' % (bw, '%.2f %s' % (r, stats.best(s, m)[0]) if r is not None else '-')
         print(line)
@@ -767,7 +877,7 @@ def closing_lines(a, coll, stats, desc):
                      % (coll, a.np, stats.ref, o, gm('avg', use), where, gm('last', use),
                         gm('span', use), gm('avg', common), a.repeat,
                         '; %s' % desc if desc else ''))
-    if stats.others:
+    if stats.pool:
         lines.append(best_other_line(a, coll, stats, desc, iec))
     return lines
 
@@ -792,7 +902,7 @@ def best_other_line(a, coll, stats, desc, iec):
             'ratios over %d repeats%s)')
     return text % (coll, a.np, stats.ref, gm('avg', big), iec, gm('avg', common),
                    gm('last', big), gm('last', common), gm('span', big), gm('span', common),
-                   ', '.join(stats.others),
+                   ', '.join(stats.pool),
                    ', '.join('%s %d sizes' % kv for kv in sorted(wins.items())) or '-',
                    a.repeat, '; %s' % desc if desc else '')
 
@@ -801,7 +911,9 @@ def print_tables(a, coll, labels, res, closing, meta=None):
     """Prints one table per metric, appends the ratio lines to closing and
     returns the summary CSV rows."""
     meta = meta or {}
-    stats = Stats(labels, res)
+    # best-other: Open MPI's components, not variants of the reference's own
+    ref_base = base_of(a, labels[0])
+    stats = Stats(labels, res, [o for o in labels[1:] if base_of(a, o) != ref_base])
     desc = describe(meta)
     for m, _, what in METRICS:
         print_metric_table(a, coll, stats, m, what, desc)
@@ -880,6 +992,15 @@ NOISE_CHOICES = {'dist': ('fixed', 'exp', 'pareto'), 'phase': ('rand', 'same'),
 NOISE_NUMBERS = ('t_clean_s', 't_noisy_s', 't_clean_max_s', 't_noisy_max_s',
                  'noise_per_rank_s', 'noise_level', 'events_per_rank', 'coll_clean_us',
                  'coll_noisy_us', 'amplification', 'amp_last', 'sync_bound')
+# What the loops cost besides time (numbers, absent from older benchmarks;
+# all but the CPU times only where the component exports adapt2's MPI_T
+# counters): process CPU ms per rank; bytes copied per call so calls could
+# complete early, the fraction of calls that did, calls refused at the
+# detach cap, the progress thread's CPU ms and polls.
+NOISE_COST = ('cpu_clean_ms', 'cpu_noisy_ms', 'copied_bytes_per_call_clean',
+              'copied_bytes_per_call_noisy', 'detached_frac_clean', 'detached_frac_noisy',
+              'detach_refused_clean', 'detach_refused_noisy', 'pt_cpu_clean_ms',
+              'pt_cpu_noisy_ms', 'pt_polls_clean', 'pt_polls_noisy')
 NOISE_HELP = """\
 Noise absorption: runs perf/noise_bench (N iterations of compute + injected
 noise + a collective, no barriers; once without and once with noise) for
@@ -893,7 +1014,13 @@ over seeds x repeats of each component's amplification
 approaches sync_bound, the fully synchronized expectation computed from the
 noise actually injected), the noise level (noise per rank / clean time) and
 the ratio of the first component's median amplification to each other one's
-(< 1: the first component amplifies less).  Writes DIR/noise_raw.csv,
+(< 1: the first component amplifies less).  Below each case's table: what
+the runs cost (medians): each rank's process CPU time per loop (clean /
+noisy) and, for adapt2 and its variants (from its MPI_T counters, noisy
+loop), the share of calls that completed early (decoupled completion;
+a broadcast's leaves and a reduce's root never do), the bytes copied per
+call for that, the calls refused at coll_adapt2_detach_max_bytes and the
+progress thread's CPU time.  Writes DIR/noise_raw.csv,
 DIR/noise_summary.csv, DIR/logs/ and per (collective, size, np) a plot
 DIR/noise_<collective>_<size>_np<N>.png of amplification per noise setting.
 
@@ -910,7 +1037,14 @@ Noise specs (--noise, repeatable; noise_bench -n; perf/noise.h):
   DUR: a number with us, ms or s.  Events under ~2 ms vanish in the jitter of
   4 ranks on 2 cores; the defaults are visible above it.
 
+Variants (--variant LABEL=COMPONENT:ITEM,..., syntax under options): a
+component with extra MCA parameters (KEY=VALUE) and/or benchmark arguments
+(-X, e.g. -t: MPI_THREAD_MULTIPLE), compared like one more component.
+
 Examples:
+  compare.py noise --component-dir /tmp/b/.libs --components adapt2,tuned \\
+      --variant adapt2-nodetach=adapt2:coll_adapt2_detach_max_message=0 \\
+      --variant adapt2-pt=adapt2:coll_adapt2_progress_thread=1,-t
   compare.py noise --component-dir /tmp/b/.libs --collective bcast,reduce \\
       --sizes 4K,1M --np 4,8 --noise p=0.1,d=5ms \\
       --noise p=0.1,d=2ms,dist=pareto,alpha=1.5,cap=50ms \\
@@ -999,6 +1133,8 @@ def build_noise_parser():
                         'the reference of the ratios; tuned/libnbc: Open MPI\'s default; '
                         'components without code for a collective are skipped for it)'
                    % ','.join(COMPONENTS))
+    p.add_argument('--variant', action='append', metavar='LABEL=COMPONENT:ITEM,...',
+                   help=VARIANT_HELP)
     p.add_argument('--collective', default='bcast',
                    help='comma list from %s (default: bcast; reductions are MPI_SUM on '
                         'float)' % ','.join(COLLECTIVES))
@@ -1093,7 +1229,7 @@ def noise_parse_args(argv):
     p = build_noise_parser()
     a = p.parse_args(argv)
     try:
-        a.components = comma_list(a.components, COMPONENTS, 'component')
+        resolve_components(a)
         a.collectives = comma_list(a.collective, COLLECTIVES, 'collective')
         noise_defaults(a)
         noise_check(a)
@@ -1127,6 +1263,8 @@ def parse_result(out):
             kv = dict(x.split('=', 1) for x in line.split()[1:] if '=' in x)
             for k in NOISE_NUMBERS:
                 kv[k] = float(kv[k])
+            for k in NOISE_COST:
+                kv[k] = float(kv[k]) if k in kv else None
             return kv
     raise ValueError('no RESULT line')
 
@@ -1164,8 +1302,9 @@ def noise_run_one(a, env, n, total, case, seed, rep, comp, lab):
           flush=True)
     row = dict(run=n, repeat=rep + 1, seed=seed, np=np_, collective=coll, size=size,
                noise=a.noise[ni], noise_canon=res.get('noise', ''), component=lab,
-               validate=res.get('validate', ''), wall_s='%.2f' % secs)
-    row.update({k: res[k] for k in NOISE_NUMBERS})
+               validate=res.get('validate', ''), thread=res.get('thread', ''),
+               wall_s='%.2f' % secs)
+    row.update({k: res[k] for k in NOISE_NUMBERS + NOISE_COST})
     return row, None
 
 
@@ -1174,7 +1313,8 @@ def noise_run_matrix(a, env):
     with one row per (seed, repeat) and writes noise_raw.csv.  None, or why
     it failed."""
     fields = ['run', 'repeat', 'seed', 'np', 'collective', 'size', 'noise', 'noise_canon',
-              'component'] + list(NOISE_NUMBERS) + ['validate', 'wall_s']
+              'component'] + list(NOISE_NUMBERS) + ['validate', 'wall_s', 'thread'] + \
+        list(NOISE_COST)
     cases = noise_cases(a)
     labels = {coll: [(comp, lab) for c, comp, lab in a.plan if c == coll]
               for coll in a.collectives}
@@ -1203,8 +1343,13 @@ def cell3(t, fmt='%.2f'):
 
 
 def noise_case_stats(runs):
-    """{field: (median, min, max)} over the runs of one component in one case."""
-    return {k: spread([r[k] for r in runs]) for k in NOISE_NUMBERS}
+    """{field: (median, min, max)} over the runs of one component in one case
+    (NOISE_COST fields: None where a run lacks them)."""
+    st = {k: spread([r[k] for r in runs]) for k in NOISE_NUMBERS}
+    for k in NOISE_COST:
+        vals = [r.get(k) for r in runs]
+        st[k] = spread(vals) if vals and None not in vals else None
+    return st
 
 
 def print_noise_table(a, np_, coll, size, labels, env):
@@ -1219,7 +1364,7 @@ def print_noise_table(a, np_, coll, size, labels, env):
           'amplifies less' % (coll, human_size(size), np_, nsamp,
                               ','.join(map(str, a.seed_list)), a.repeat,
                               '' if a.repeat == 1 else 's', ref, ref))
-    rows, lines = [], []
+    rows, lines, costs = [], [], []
     for ni, spec in enumerate(a.noise):
         res = env.noise.get((np_, coll, size, ni), {})
         st = {lab: noise_case_stats(res[lab]) for lab in labels if res.get(lab)}
@@ -1231,20 +1376,22 @@ def print_noise_table(a, np_, coll, size, labels, env):
                   if ref in st and o in st and st[o]['amplification'][0] > 0 else None
                   for o in others]
         lines.append((spec, level, sync, cells, ratios))
+        costs.append((spec, st))
         for lab in labels:
             if lab not in st:
                 continue
             row = dict(np=np_, collective=coll, size=size, noise=spec, component=lab,
                        runs=len(res[lab]), reference=ref, case_sync_bound='%.4f' % sync,
                        case_noise_level='%.4f' % level)
-            for k in NOISE_NUMBERS:
-                for name, v in zip(('median', 'min', 'max'), st[lab][k]):
-                    row['%s_%s' % (k, name)] = '%.6g' % v
+            for k in NOISE_NUMBERS + NOISE_COST:
+                for name, v in zip(('median', 'min', 'max'), st[lab][k] or ('', '', '')):
+                    row['%s_%s' % (k, name)] = '%.6g' % v if v != '' else ''
             if lab != ref:
                 r = ratios[others.index(lab)]
                 row['ratio_amplification'] = '%.4f' % r if r is not None else ''
             rows.append(row)
     print_noise_lines(labels, lines)
+    print_cost_lines(a, labels, costs)
     return rows
 
 
@@ -1261,6 +1408,53 @@ def print_noise_lines(labels, lines):
               + ''.join('%*s' % (w, c) for c in cells)
               + ''.join('%*s' % (len(n) + 2, '%.2f' % r if r is not None else '-')
                         for n, r in zip(rnames, ratios)))
+
+
+def fmt_bytes(n):
+    if n >= 1 << 20:
+        return '%.1f MiB' % (n / (1 << 20))
+    if n >= 1024:
+        return '%.1f KiB' % (n / 1024)
+    return '%.0f B' % n
+
+
+def cost_cells(a, lab, st):
+    """The cost columns of one component in one case (medians): CPU clean /
+    noisy; for adapt2 and its variants the noisy loop's detached share, bytes
+    copied per call, refusals, progress thread CPU."""
+    def med(k):
+        return st[k][0] if st.get(k) else None
+    c, n = med('cpu_clean_ms'), med('cpu_noisy_ms')
+    cells = ['%.1f / %.1f' % (c, n) if c is not None and n is not None else '-']
+    if base_of(a, lab) == 'adapt2' and med('detached_frac_noisy') is not None:
+        cells += ['%.1f%%' % (100 * med('detached_frac_noisy')),
+                  fmt_bytes(med('copied_bytes_per_call_noisy')),
+                  '%.0f' % med('detach_refused_noisy'), '%.2f' % med('pt_cpu_noisy_ms')]
+    else:
+        cells += ['-'] * 4
+    return cells
+
+
+def print_cost_lines(a, labels, costs):
+    """Below a case's table: per noise setting and component what the runs
+    cost (nothing if no run reported it, e.g. an older benchmark)."""
+    if not any(st[lab].get('cpu_noisy_ms') for _, st in costs for lab in st):
+        return
+    print('   cost, median over runs: cpu_ms: process CPU time per rank and loop, clean / '
+          'noisy; adapt2 (MPI_T counters, noisy loop): detached: calls that completed '
+          'before their data had left / all calls; copied: bytes copied per call (mean over '
+          'ranks); refused: calls that found coll_adapt2_detach_max_bytes reached (all '
+          'ranks); pt_cpu_ms: progress thread CPU per rank')
+    heads = ['cpu_ms', 'detached', 'copied', 'refused', 'pt_cpu_ms']
+    table = [(spec if i == 0 else '', lab, cost_cells(a, lab, st[lab]))
+             for spec, st in costs for i, lab in enumerate([x for x in labels if x in st])]
+    sw = max([len(t[0]) for t in table] + [5]) + 2
+    lw = max([len(t[1]) for t in table] + [9]) + 2
+    ws = [max([len(t[2][j]) for t in table] + [len(h)]) + 2 for j, h in enumerate(heads)]
+    print('%-*s%-*s' % (sw, 'noise', lw, 'component') +
+          ''.join('%*s' % (w, h) for w, h in zip(ws, heads)))
+    for spec, lab, cells in table:
+        print('%-*s%-*s' % (sw, spec, lw, lab) + ''.join('%*s' % (w, c) for w, c in zip(ws, cells)))
 
 
 def noise_closing(a, env):
@@ -1299,13 +1493,51 @@ def noise_closing(a, env):
                              n, '' if n == 1 else 's',
                              ','.join(human_size(x) for x in a.size_list), len(a.noise),
                              a.repeat * len(a.seed_list)))
+            cost = cost_closing(a, env, np_, coll, labels)
+            if cost:
+                lines.append(cost)
     return lines
+
+
+def cost_closing(a, env, np_, coll, labels):
+    """'noise <coll> np=N cost: ...': per component the median over cases of
+    its per-case medians of the noisy loop's CPU time and (adapt2 and its
+    variants) decoupling figures; None if no run reported them."""
+    per = {lab: {k: [] for k in NOISE_COST} for lab in labels}
+    ncases = 0
+    for case in noise_cases(a):
+        if case[:2] != (np_, coll) or case not in env.noise:
+            continue
+        ncases += 1
+        for lab, runs in env.noise[case].items():
+            for k in NOISE_COST:
+                vals = [r.get(k) for r in runs]
+                if vals and None not in vals:
+                    per[lab][k].append(statistics.median(vals))
+
+    def med(lab, k):
+        return statistics.median(per[lab][k]) if per[lab][k] else None
+    cpu = ['%s %.1f' % (lab, med(lab, 'cpu_noisy_ms')) for lab in labels
+           if med(lab, 'cpu_noisy_ms') is not None]
+    if not cpu:
+        return None
+    dec = ['%s detached %.1f%%, %s copied per call, %.0f refused, progress thread %.2f ms'
+           % (lab, 100 * med(lab, 'detached_frac_noisy'),
+              fmt_bytes(med(lab, 'copied_bytes_per_call_noisy')),
+              med(lab, 'detach_refused_noisy'), med(lab, 'pt_cpu_noisy_ms'))
+           for lab in labels
+           if base_of(a, lab) == 'adapt2' and med(lab, 'detached_frac_noisy') is not None]
+    return ('noise %s np=%d cost: CPU ms per rank in the noisy loop %s%s (medians over %d '
+            'case%s of the medians over runs)' % (
+                coll, np_, ', '.join(cpu), '; ' + '; '.join(dec) if dec else '', ncases,
+                '' if ncases == 1 else 's'))
 
 
 def write_noise_summary(env, rows):
     fields = ['np', 'collective', 'size', 'noise', 'component', 'runs', 'reference',
               'case_noise_level', 'case_sync_bound', 'ratio_amplification']
-    fields += ['%s_%s' % (k, n) for k in NOISE_NUMBERS for n in ('median', 'min', 'max')]
+    fields += ['%s_%s' % (k, n) for k in NOISE_NUMBERS + NOISE_COST
+               for n in ('median', 'min', 'max')]
     with open(env.sum_path, 'w', newline='') as f:
         wr = csv.DictWriter(f, fieldnames=fields)
         wr.writeheader()
@@ -1402,16 +1634,17 @@ def noise_main(argv):
     a = noise_parse_args(argv)
     env = noise_setup(a)
     print('# compare.py noise: bench=%s np=%s collectives=%s sizes=%s components=%s noise=%s '
-          'seeds=%s repeat=%d iters=%d compute_us=%g%s' % (
+          'seeds=%s repeat=%d iters=%d compute_us=%g%s%s' % (
               a.bench, ','.join(map(str, a.nps)), ','.join(a.collectives),
               ','.join(human_size(x) for x in a.size_list), ','.join(a.components),
               ' | '.join(a.noise), ','.join(map(str, a.seed_list)), a.repeat, a.iters,
-              a.compute, ' component-dir=%s' % a.component_dir if a.component_dir else ''),
+              a.compute, ' component-dir=%s' % a.component_dir if a.component_dir else '',
+              variants_text(a)),
           file=sys.stderr)
     notes = list(a.notes)
     if not a.no_check:
-        preflight(a, a.plan, env)
         notes += adapt2_coverage(a, a.plan, env)
+        preflight(a, a.plan, env)
     print_notes(notes)
     failed = noise_run_matrix(a, env)
     if failed:

@@ -41,9 +41,36 @@
  * cost is then inside the timed loops).  Reductions are sums of small
  * integers, exact in every datatype.
  *
+ * What the loops cost besides time (measured around each timed loop, from
+ * its start to the return of its last collective):
+ *   cpu_{clean,noisy}_ms   each rank's process CPU time in the loop
+ *                          (CLOCK_PROCESS_CPUTIME_ID: every thread, so a
+ *                          progress thread shows here too), mean over ranks;
+ * and, when the component exports them through MPI_T (adapt2's
+ * coll_adapt2_* counters; absent, e.g. with tuned and no adapt2 loaded, the
+ * keys are left out):
+ *   copied_bytes_per_call_{clean,noisy}  bytes copied into private buffers
+ *                          so that calls could return before their peers had
+ *                          the data (decoupled completion): per rank the
+ *                          coll_adapt2_detach_bytes delta / iterations, mean
+ *                          over ranks;
+ *   detached_frac_{clean,noisy}  calls that returned early
+ *                          (coll_adapt2_detached_calls) / (np x iterations);
+ *                          a broadcast's leaves and a reduce's root never
+ *                          detach, so it stays below 1;
+ *   detach_refused_{clean,noisy}  calls that found the per-communicator
+ *                          detach cap reached (coll_adapt2_detach_refused),
+ *                          summed over ranks;
+ *   pt_cpu_{clean,noisy}_ms, pt_polls_{clean,noisy}  the progress thread's
+ *                          CPU time and polls (coll_adapt2_progress_thread_*),
+ *                          mean over ranks.
+ * -t initialises MPI with MPI_THREAD_MULTIPLE (adapt2's progress thread
+ * drives Open MPI's progress engine only at that level); the level provided
+ * is reported as thread=.
+ *
  * Output: '#' comment lines, a per-rank table, one machine-readable line
- * starting "RESULT " (key=value pairs, read by compare.py) and a readable
- * summary line.
+ * starting "RESULT " (key=value pairs, read by compare.py) and readable
+ * summary lines.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_args.h"
@@ -57,6 +84,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "noise.h"
@@ -134,6 +162,7 @@ typedef struct {
     MPI_Datatype dtype;
     size_t count;
     void *sbuf, *rbuf;
+    int thread_level;  /* provided by MPI_Init[_thread] */
 } ctx_t;
 
 typedef struct {
@@ -254,8 +283,11 @@ typedef struct {
     unsigned long long seed;
     int validate;  /* 0, 1: after each loop, 2: every iteration */
     int quiet;     /* no per-rank table */
+    int thread_multiple;  /* -t: MPI_Init_thread(MPI_THREAD_MULTIPLE) */
     int help;
 } options_t;
+
+#define OPTSTRING ":k:m:T:r:i:x:w:bP:n:s:cCqth"
 
 static void usage(FILE *f, const char *prog)
 {
@@ -293,9 +325,15 @@ static void usage(FILE *f, const char *prog)
         "  -c           validate the data after each loop (every receiver, every element)\n"
         "  -C           validate around every iteration (inside the timed loops)\n"
         "  -q           no per-rank table\n"
+        "  -t           MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init (what\n"
+        "               adapt2's progress thread needs to drive Open MPI's progress)\n"
         "  -h           this help\n"
         "Output: '#' comments, a per-rank table, a line 'RESULT key=value ...' and a\n"
-        "readable summary.  Exit status 2 on argument errors, 1 on validation errors.\n",
+        "readable summary.  Besides times it reports each rank's process CPU time per\n"
+        "loop and, where the component exports them through MPI_T (adapt2), what\n"
+        "decoupled completion cost: bytes copied per call, the fraction of calls that\n"
+        "returned early, refusals at the cap, the progress thread's CPU time.\n"
+        "Exit status 2 on argument errors, 1 on validation errors.\n",
         DEFAULT_ITERS, DEFAULT_WARMUP, DEFAULT_COMPUTE, DEFAULT_NOISE, DEFAULT_SEED);
 }
 
@@ -359,7 +397,7 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
     o->seed = DEFAULT_SEED;
 
     opterr = 0;
-    while ((opt = getopt(argc, argv, ":k:m:T:r:i:x:w:bP:n:s:cCqh")) != -1) {
+    while ((opt = getopt(argc, argv, OPTSTRING)) != -1) {
         switch (opt) {
         case 'k':
             o->coll = NULL;
@@ -426,6 +464,7 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
         case 'c': if (o->validate < 1) o->validate = 1; break;
         case 'C': o->validate = 2; break;
         case 'q': o->quiet = 1; break;
+        case 't': o->thread_multiple = 1; break;
         case 'h': o->help = 1; return NULL;
         case ':':
             snprintf(msg, sizeof(msg), "option -%c needs an argument", optopt);
@@ -443,12 +482,86 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
 }
 
 /* ------------------------------------------------------------------------ */
+/* MPI_T counters (adapt2's, when loaded) and CPU time                       */
+
+enum { PV_DETACHED, PV_BYTES, PV_REFUSED, PV_PT_CPU_NS, PV_PT_POLLS, NPV };
+static const char *const pvar_names[NPV] = {
+    "coll_adapt2_detached_calls", "coll_adapt2_detach_bytes", "coll_adapt2_detach_refused",
+    "coll_adapt2_progress_thread_cpu_ns", "coll_adapt2_progress_thread_polls",
+};
+
+static struct {
+    int ready;                     /* MPI_T initialised, session created */
+    int have;                      /* all NPV counters found */
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle[NPV];
+} pv;
+
+/* After MPI_Init.  Open MPI 4.1's MPI_T_init_thread overwrites the library's
+ * thread level with the one it is given, so it gets the level MPI has.  Any
+ * failure (no MPI_T, no such counters) just leaves pv.have 0. */
+static void pvars_init(void)
+{
+    int level, provided, count;
+    MPI_Query_thread(&level);
+    if (MPI_SUCCESS != MPI_T_init_thread(level, &provided)) return;
+    if (MPI_SUCCESS != MPI_T_pvar_session_create(&pv.session)) {
+        MPI_T_finalize();
+        return;
+    }
+    pv.ready = 1;
+    for (int i = 0; i < NPV; i++) {
+        int index;
+        if (MPI_SUCCESS != MPI_T_pvar_get_index(pvar_names[i], MPI_T_PVAR_CLASS_COUNTER,
+                                                &index) ||
+            MPI_SUCCESS != MPI_T_pvar_handle_alloc(pv.session, index, NULL, &pv.handle[i],
+                                                   &count) ||
+            count != 1) {
+            for (int j = 0; j < i; j++) MPI_T_pvar_handle_free(pv.session, &pv.handle[j]);
+            return;
+        }
+    }
+    pv.have = 1;
+}
+
+static void pvars_fini(void)
+{
+    if (!pv.ready) return;
+    if (pv.have)
+        for (int i = 0; i < NPV; i++) MPI_T_pvar_handle_free(pv.session, &pv.handle[i]);
+    MPI_T_pvar_session_free(&pv.session);
+    MPI_T_finalize();
+    pv.ready = pv.have = 0;
+}
+
+/* The counters now (what accumulated since the handles were allocated; only
+ * differences are used), or zeros without them. */
+static void pvars_read(double out[NPV])
+{
+    for (int i = 0; i < NPV; i++) {
+        unsigned long long v = 0;
+        if (pv.have && MPI_SUCCESS != MPI_T_pvar_read(pv.session, pv.handle[i], &v)) v = 0;
+        out[i] = (double)v;
+    }
+}
+
+/* This process's CPU time (all its threads), in seconds. */
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)) return 0;
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------ */
 /* the loop                                                                  */
 
 typedef struct {
     double t_loop;    /* s, this rank's loop */
     double t_coll;    /* s, inside the collective (post + wait) */
     double noise_us;  /* total injected */
+    double cpu_s;     /* this process's CPU time in the loop */
+    double pv[NPV];   /* the MPI_T counters' increase in the loop */
     long events;
     long bad_iters;   /* -C: iterations that failed validation */
     long first_bad;   /* -C: the first one, or -1 */
@@ -478,7 +591,10 @@ static void run_loop(const options_t *o, ctx_t *c, const noise_spec_t *spec, int
     memset(res, 0, sizeof(*res));
     res->first_bad = -1;
     if (o->validate == 1) prepare(d, c, key);
+    double pv0[NPV], pv1[NPV];
     MPI_Barrier(c->comm);
+    pvars_read(pv0);
+    double cpu0 = process_cpu_s();
     double t_start = noise_now();
     noise_setup(&ns, spec, o->seed, c->rank, c->nprocs, t_start);
     for (int it = 0; it < iters; it++) {
@@ -515,6 +631,9 @@ static void run_loop(const options_t *o, ctx_t *c, const noise_spec_t *spec, int
         }
     }
     res->t_loop = noise_now() - t_start;
+    res->cpu_s = process_cpu_s() - cpu0;
+    pvars_read(pv1);
+    for (int i = 0; i < NPV; i++) res->pv[i] = pv1[i] - pv0[i];
     res->noise_us = ns.total_us;
     res->events = ns.events;
     MPI_Barrier(c->comm);
@@ -548,7 +667,43 @@ static int verdict(const options_t *o, ctx_t *c, long key, const loop_result_t *
 /* ------------------------------------------------------------------------ */
 /* report                                                                    */
 
-enum { F_CLEAN, F_NOISY, F_NOISE, F_EVENTS, F_NOISY_FLAG, F_COLL_CLEAN, F_COLL_NOISY, NF };
+enum { F_CLEAN, F_NOISY, F_NOISE, F_EVENTS, F_NOISY_FLAG, F_COLL_CLEAN, F_COLL_NOISY,
+       F_CPU_CLEAN, F_CPU_NOISY, F_PV_HAVE, F_PV_CLEAN, F_PV_NOISY = F_PV_CLEAN + NPV,
+       NF = F_PV_NOISY + NPV };
+
+/* What one loop cost, over all ranks (from the gathered per-rank fields). */
+typedef struct {
+    double cpu_ms;          /* process CPU time, mean over ranks */
+    double bytes_per_call;  /* detach_bytes / iterations, mean over ranks */
+    double detached_frac;   /* detached calls / (np x iterations) */
+    double refused;         /* summed over ranks */
+    double pt_ms, pt_polls; /* progress thread, mean over ranks */
+} loop_cost_t;
+
+static void loop_cost(const double *all, int np, int iters, int f_cpu, int f_pv,
+                      loop_cost_t *k)
+{
+    double cpu = 0, pvs[NPV] = {0};
+    for (int r = 0; r < np; r++) {
+        const double *v = all + (size_t)r * NF;
+        cpu += v[f_cpu];
+        for (int i = 0; i < NPV; i++) pvs[i] += v[f_pv + i];
+    }
+    k->cpu_ms = 1e3 * cpu / np;
+    k->bytes_per_call = pvs[PV_BYTES] / iters / np;
+    k->detached_frac = pvs[PV_DETACHED] / ((double)iters * np);
+    k->refused = pvs[PV_REFUSED];
+    k->pt_ms = 1e-6 * pvs[PV_PT_CPU_NS] / np;
+    k->pt_polls = pvs[PV_PT_POLLS] / np;
+}
+
+static const char *bytes_name(double n, char *b, size_t len)
+{
+    if (n >= 1024.0 * 1024) snprintf(b, len, "%.1f MiB", n / (1024.0 * 1024));
+    else if (n >= 1024) snprintf(b, len, "%.1f KiB", n / 1024);
+    else snprintf(b, len, "%.0f B", n);
+    return b;
+}
 
 static const char *size_name(size_t n, char *b, size_t len)
 {
@@ -564,7 +719,12 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
 {
     int np = c->nprocs, n = o->iters;
     double mine[NF] = {clean->t_loop, noisy->t_loop, noisy->noise_us, (double)noisy->events,
-                       (double)noisy_rank, clean->t_coll, noisy->t_coll};
+                       (double)noisy_rank, clean->t_coll, noisy->t_coll, clean->cpu_s,
+                       noisy->cpu_s, (double)pv.have};
+    for (int i = 0; i < NPV; i++) {
+        mine[F_PV_CLEAN + i] = clean->pv[i];
+        mine[F_PV_NOISY + i] = noisy->pv[i];
+    }
     double *all = NULL, *allnoise = NULL;
     if (0 == c->rank) {
         all = malloc(sizeof(double) * NF * (size_t)np);
@@ -576,7 +736,7 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
     if (0 != c->rank) return;
 
     double sc = 0, sn = 0, snoise = 0, mc = 0, mn = 0, sev = 0, scc = 0, scn = 0, sync = 0;
-    int nnoisy = 0;
+    int nnoisy = 0, have = 1;
     for (int r = 0; r < np; r++) {
         const double *v = all + (size_t)r * NF;
         sc += v[F_CLEAN]; sn += v[F_NOISY]; snoise += v[F_NOISE]; sev += v[F_EVENTS];
@@ -584,7 +744,11 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
         mc = v[F_CLEAN] > mc ? v[F_CLEAN] : mc;
         mn = v[F_NOISY] > mn ? v[F_NOISY] : mn;
         nnoisy += v[F_NOISY_FLAG] != 0;
+        have &= v[F_PV_HAVE] != 0;
     }
+    loop_cost_t kc, kn;
+    loop_cost(all, np, n, F_CPU_CLEAN, F_PV_CLEAN, &kc);
+    loop_cost(all, np, n, F_CPU_NOISY, F_PV_NOISY, &kn);
     for (int i = 0; i < n; i++) {
         double m = 0;
         for (int r = 0; r < np; r++) {
@@ -602,33 +766,67 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
     if (!o->quiet) {
         printf("# per rank: times in seconds; amp_r = (t_noisy - t_clean) / mean noise per "
                "rank\n");
-        printf("# %4s %5s %10s %10s %10s %10s %7s %8s %12s %12s\n", "rank", "noisy",
+        printf("# cpu_*_ms: process CPU time in the loop%s\n",
+               have ? "; noisy loop: detached calls, bytes copied per call, progress "
+                      "thread CPU ms (adapt2's MPI_T counters)" : "");
+        printf("# %4s %5s %10s %10s %10s %10s %7s %8s %12s %12s %11s %11s", "rank", "noisy",
                "t_clean", "t_noisy", "delta", "noise", "events", "amp_r", "coll_clean_us",
-               "coll_noisy_us");
+               "coll_noisy_us", "cpu_clean_ms", "cpu_noisy_ms");
+        if (have) printf(" %9s %12s %9s", "detached", "copied_B", "pt_ms");
+        printf("\n");
         for (int r = 0; r < np; r++) {
             const double *v = all + (size_t)r * NF;
-            printf("  %4d %5d %10.4f %10.4f %10.4f %10.4f %7.0f %8.2f %12.1f %12.1f\n", r,
+            printf("  %4d %5d %10.4f %10.4f %10.4f %10.4f %7.0f %8.2f %12.1f %12.1f %11.2f "
+                   "%11.2f", r,
                    (int)v[F_NOISY_FLAG], v[F_CLEAN], v[F_NOISY], v[F_NOISY] - v[F_CLEAN],
                    1e-6 * v[F_NOISE], v[F_EVENTS],
                    noise > 0 ? (v[F_NOISY] - v[F_CLEAN]) / noise : NAN,
-                   1e6 * v[F_COLL_CLEAN] / n, 1e6 * v[F_COLL_NOISY] / n);
+                   1e6 * v[F_COLL_CLEAN] / n, 1e6 * v[F_COLL_NOISY] / n,
+                   1e3 * v[F_CPU_CLEAN], 1e3 * v[F_CPU_NOISY]);
+            if (have)
+                printf(" %9.0f %12.0f %9.2f", v[F_PV_NOISY + PV_DETACHED],
+                       v[F_PV_NOISY + PV_BYTES] / n, 1e-6 * v[F_PV_NOISY + PV_PT_CPU_NS]);
+            printf("\n");
         }
     }
     printf("RESULT collective=%s size=%zu np=%d root=%d type=%s iters=%d compute_us=%g "
            "compute=%s noise=%s seed=%llu noisy_ranks=%d t_clean_s=%.6f t_noisy_s=%.6f "
            "t_clean_max_s=%.6f t_noisy_max_s=%.6f noise_per_rank_s=%.6f noise_level=%.4f "
            "events_per_rank=%.2f coll_clean_us=%.2f coll_noisy_us=%.2f amplification=%.4f "
-           "amp_last=%.4f sync_bound=%.4f validate=%s\n",
+           "amp_last=%.4f sync_bound=%.4f validate=%s thread=%s cpu_clean_ms=%.3f "
+           "cpu_noisy_ms=%.3f",
            o->coll->name, o->size, np, c->root, c->type->name, n, o->compute_us,
            o->spin_compute ? "spin" : "sleep", canon, o->seed, nnoisy, tc, tn, mc, mn, noise,
            level, sev / np, 1e6 * scc / np / n, 1e6 * scn / np / n, amp, amp_last,
-           sync_bound, o->validate ? (valid ? "ok" : "FAILED") : "off");
+           sync_bound, o->validate ? (valid ? "ok" : "FAILED") : "off",
+           thread_level_name(c->thread_level), kc.cpu_ms, kn.cpu_ms);
+    if (have)
+        printf(" copied_bytes_per_call_clean=%.1f copied_bytes_per_call_noisy=%.1f "
+               "detached_frac_clean=%.4f detached_frac_noisy=%.4f detach_refused_clean=%.0f "
+               "detach_refused_noisy=%.0f pt_cpu_clean_ms=%.3f pt_cpu_noisy_ms=%.3f "
+               "pt_polls_clean=%.1f pt_polls_noisy=%.1f",
+               kc.bytes_per_call, kn.bytes_per_call, kc.detached_frac, kn.detached_frac,
+               kc.refused, kn.refused, kc.pt_ms, kn.pt_ms, kc.pt_polls, kn.pt_polls);
+    printf("\n");
     char sz[32];
     printf("%s %s np=%d: clean %.3f s, noisy %.3f s, noise %.3f s per rank (%.1f%% of the "
            "clean time, %.1f events, %d noisy ranks): amplification %.2f (fully "
            "synchronized: %.2f; 1.0: each rank's noise costs only itself)\n",
            o->coll->name, size_name(o->size, sz, sizeof(sz)), np, tc, tn, noise, 100 * level,
            sev / np, nnoisy, amp, sync_bound);
+    printf("%s %s np=%d cost: CPU per rank %.1f ms clean, %.1f ms noisy (thread level %s)",
+           o->coll->name, size_name(o->size, sz, sizeof(sz)), np, kc.cpu_ms, kn.cpu_ms,
+           thread_level_name(c->thread_level));
+    if (have) {
+        char bc[32], bn[32];
+        printf("; decoupled completion, clean / noisy: %.1f%% / %.1f%% of calls detached, "
+               "%s / %s copied per call, %.0f / %.0f refused, progress thread %.2f / %.2f ms "
+               "CPU per rank", 100 * kc.detached_frac, 100 * kn.detached_frac,
+               bytes_name(kc.bytes_per_call, bc, sizeof(bc)),
+               bytes_name(kn.bytes_per_call, bn, sizeof(bn)), kc.refused, kn.refused,
+               kc.pt_ms, kn.pt_ms);
+    }
+    printf("\n");
     fflush(stdout);
     free(all);
     free(allnoise);
@@ -643,11 +841,16 @@ static void print_header(const options_t *o, const ctx_t *c, const char *canon)
         if (lib[i] == '\n' || lib[i] == '\r') { lib[i] = '\0'; break; }
     if (o->coll->flow != NO_ROOT) snprintf(root, sizeof(root), "%d", c->root);
     printf("# noise_bench collective=%s np=%d root=%s size=%zu type=%s iters=%d warmup=%d "
-           "compute_us=%g compute=%s poll_us=%g noise=%s seed=%llu validate=%s\n",
+           "compute_us=%g compute=%s poll_us=%g noise=%s seed=%llu validate=%s thread=%s "
+           "mpi_t_counters=%s\n",
            o->coll->name, c->nprocs, root, o->size, c->type->name, o->iters, o->warmup,
            o->compute_us, o->spin_compute ? "spin" : "sleep", o->poll_us, canon, o->seed,
-           o->validate == 2 ? "every" : o->validate ? "end" : "off");
+           o->validate == 2 ? "every" : o->validate ? "end" : "off",
+           thread_level_name(c->thread_level), pv.have ? "adapt2" : "none");
     printf("# library: %s\n", lib);
+    if (o->thread_multiple && c->thread_level != MPI_THREAD_MULTIPLE)
+        printf("# warning: -t asked for MPI_THREAD_MULTIPLE, the library provides %s\n",
+               thread_level_name(c->thread_level));
     fflush(stdout);
 }
 
@@ -656,7 +859,8 @@ int main(int argc, char **argv)
     int rank, nprocs;
     options_t o;
 
-    MPI_Init(&argc, &argv);
+    /* -t decides how MPI starts, so it is looked for before MPI_Init. */
+    int provided = bench_mpi_init(&argc, &argv, option_given(argc, argv, OPTSTRING, 't'));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
@@ -680,6 +884,7 @@ int main(int argc, char **argv)
     c.type = o.type;
     c.dtype = o.type->mpi_type();
     c.count = o.size / o.type->size;
+    c.thread_level = provided;
     double *per_iter = malloc(sizeof(double) * (size_t)o.iters);
     if (!per_iter || posix_memalign(&c.sbuf, 4096, o.size) ||
         posix_memalign(&c.rbuf, 4096, o.size)) {
@@ -693,6 +898,7 @@ int main(int argc, char **argv)
     noise_spec_t off;
     noise_format(&o.noise, canon, sizeof(canon));
     noise_parse("none", &off, NULL, 0);
+    pvars_init();
     if (0 == rank) print_header(&o, &c, canon);
 
     loop_result_t warm, clean, noisy;
@@ -711,6 +917,7 @@ int main(int argc, char **argv)
     free(per_iter);
     free(c.sbuf);
     free(c.rbuf);
+    pvars_fini();
     MPI_Finalize();
     return bad ? 1 : 0;
 }
