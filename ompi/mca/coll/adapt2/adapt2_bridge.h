@@ -192,6 +192,7 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_DETACHED_CALLS,   /* calls that completed before their work was over */
     ADAPT2_COUNTER_DETACH_BYTES,     /* bytes copied so that calls could detach */
     ADAPT2_COUNTER_DETACH_REFUSED,   /* calls that could have detached but found the cap reached */
+    ADAPT2_COUNTER_DETACH_WAITS,     /* blocking calls that waited for room under the cap */
     ADAPT2_COUNTER_COUNT
 } adapt2_counter_t;
 uint64_t mca_coll_adapt2_engine_counter(int which);

@@ -31,7 +31,10 @@ static const struct {
     {ADAPT2_COUNTER_DETACH_BYTES, "detach_bytes",
      "Bytes copied into adapt2's buffers so that calls could complete early"},
     {ADAPT2_COUNTER_DETACH_REFUSED, "detach_refused",
-     "Calls that could have completed early but found coll_adapt2_detach_max_bytes reached"},
+     "Calls that could have completed early but found coll_adapt2_detach_max_bytes reached "
+     "(non-blocking calls, or blocking ones after waiting)"},
+    {ADAPT2_COUNTER_DETACH_WAITS, "detach_waits",
+     "Blocking calls that waited for older calls to free room under coll_adapt2_detach_max_bytes"},
 };
 
 static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)

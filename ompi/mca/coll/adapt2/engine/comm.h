@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "buffer_pool.h"
+#include "counters.h"
 #include "transport.h"
 #include "tree_cache.h"
 
@@ -38,6 +39,8 @@ public:
     // they finish). Returns whether they fit.
     bool wait_for_detach_room(size_t bytes) {
         if (bytes > detach_pool_.max_bytes()) return false;
+        if (detach_pool_.has_room(bytes)) return true;
+        count(Counter::detach_waits, 1);
         while (!detach_pool_.has_room(bytes) && progress_ && detach_pool_.bytes_lent() > 0) progress_();
         return detach_pool_.has_room(bytes);
     }

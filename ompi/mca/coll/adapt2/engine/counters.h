@@ -19,6 +19,7 @@ enum class Counter : int {
     detached_calls,
     detach_bytes,
     detach_refused,
+    detach_waits,
     count_
 };
 
