@@ -156,6 +156,7 @@ void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req);
 enum { ADAPT2_DEFER_DONE = 1, ADAPT2_DEFER_FINISHED = 2, ADAPT2_DEFER_QUEUED = 4 };
 void mca_coll_adapt2_request_run_deferred(mca_coll_adapt2_request_t *req, int events);
 int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req);
+void mca_coll_adapt2_request_nudge(mca_coll_adapt2_request_t *req);
 
 /* life cycle (coll_adapt2_lifecycle.c): the engine of a communicator,
  * created by its first collective; draining at MPI_Comm_free/disconnect and

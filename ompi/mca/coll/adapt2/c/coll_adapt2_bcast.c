@@ -89,6 +89,7 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
     int rc = start_bcast(buff, count, datatype, root, comm, module, false, &req);
     if (OMPI_SUCCESS == rc) {
         *request = &req->nbc.super;
+        mca_coll_adapt2_request_nudge(req);
     }
     return rc;
 }

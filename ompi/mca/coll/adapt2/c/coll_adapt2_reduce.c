@@ -255,6 +255,7 @@ static const char *algorithm_of(bool all)
             return mca_coll_adapt2_request_wait_and_free(req_);                               \
         }                                                                                     \
         *(ompi_request_t **) (request) = &req_->nbc.super;                                    \
+        mca_coll_adapt2_request_nudge(req_);                                                  \
         return OMPI_SUCCESS;                                                                  \
     } while (0)
 
