@@ -665,7 +665,15 @@ static void verify_one(const spec_t *s, const stamps_t *st, int *orders, int *co
     }
     if (!big) return; /* eager sends may complete at once: no need to detach */
     if (is_bcast(s)) {
-        if (D(s->root) != 1) report("%s: root counted %lld detached calls, expected 1", what, D(s->root));
+        /* The root detaches if a child of its is late; from 128 KiB a root
+         * whose children all entered serves them from the user's buffer and
+         * an interior ancestor of the sleeper detaches instead. */
+        long long sum = 0;
+        for (int r = 0; r < np; ++r)
+            sum += D(r);
+        if (D(s->root) > 1 || sum < 1)
+            report("%s: root counted %lld detached calls, all ranks %lld; expected the root or an "
+                   "ancestor of the sleeper to detach once", what, D(s->root), sum);
     } else {
         long long sum = 0;
         for (int r = 0; r < np; ++r)

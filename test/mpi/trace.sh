@@ -11,14 +11,16 @@ trap 'rm -rf "$DIR" "$LOG"' EXIT
 # 16 to each of its 2 children, rank 2 16 to its one.
 check "np 4, traced bcast" 4 --mca coll_adapt2_trace "$DIR/run" --mca coll_adapt2_bcast_algorithm binomial \
     --mca coll_adapt2_bcast_segment_size 65536 -- "$BIN/bcast_check" -t int -s 1000000 -r 0
-count() { # FILE EVENT: events of the first bcast call (call 0 of MPI_COMM_WORLD, comm 0)
-    awk -F, -v ev="$2" '$4 == "bcast" && $3 == 0 && $5 == 0 && $6 == ev' "$1" | wc -l
+count() { # FILE EVENT [SEGMENTS]: events of the first bcast call (call 0 of MPI_COMM_WORLD, comm 0),
+    # of data segments (>= 0) or of hello messages (-1, detach.h)
+    awk -F, -v ev="$2" -v hello="${3:-data}" '$4 == "bcast" && $3 == 0 && $5 == 0 && $6 == ev &&
+        ((hello == "hello") == ($8 == -1))' "$1" | wc -l
 }
-expect_count() {
+expect_count() { # RANK EVENT COUNT [hello]
     local got
-    got=$(count "$DIR/run.$1.csv" "$2")
+    got=$(count "$DIR/run.$1.csv" "$2" "$4")
     if [ "$got" -eq "$3" ]; then passed=$((passed + 1)); else
-        failed=$((failed + 1)); echo "FAIL rank $1: $got '$2' events, expected $3"; fi
+        failed=$((failed + 1)); echo "FAIL rank $1: $got '$2' ${4:-data} events, expected $3"; fi
 }
 for r in 1 2 3; do expect_count $r arrived 16; done
 expect_count 0 arrived 0
@@ -26,6 +28,12 @@ expect_count 0 sent 32
 expect_count 2 sent 16
 expect_count 1 sent 0
 for r in 0 1 2 3; do expect_count $r call_done 1; done
+# The call may detach (1 MB <= coll_adapt2_detach_max_message): the root's
+# children 2 and 1 say hello to it; rank 3, a child of 2, does not.
+expect_count 0 arrived 2 hello
+expect_count 2 sent 1 hello
+expect_count 1 sent 1 hello
+expect_count 3 sent 0 hello
 
 if python3 "$ADAPT2_SRCDIR/contrib/adapt2-trace" "$DIR/run" --out "$DIR/tl" >"$LOG" 2>&1 &&
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert any(e['ph']=='f' for e in d['traceEvents'])" "$DIR/tl.json" &&

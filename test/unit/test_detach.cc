@@ -18,6 +18,7 @@
 
 #include "cmocka_cxx.h"
 #include "collectives.h"
+#include "counters.h"
 #include "test_support.h"
 #include "tree.h"
 
@@ -376,6 +377,185 @@ void test_reduce_cap(void **) {
     }
 }
 
+// ---- blocking calls: a grace period, then copies only for late peers --------
+
+struct Graces {
+    std::vector<Grace *> g;
+    explicit Graces(int p) : g(p, nullptr) {}
+    void fire_all() {
+        for (Grace *x : g) {
+            if (x) x->fire();
+        }
+    }
+    ~Graces() {
+        for (Grace *x : g) {
+            if (x) x->release();
+        }
+    }
+};
+
+adapt2_tree_settings_t blocking_settings(const Setup &s) {
+    adapt2_tree_settings_t t = tree_settings(s);
+    t.blocking = 1;
+    return t;
+}
+
+// Broadcast: with everybody present the root copies nothing and completes
+// without detaching; with a child of the root stalled, the root waits for
+// the grace period, then serves only that child from a copy. (Interior
+// ranks always receive into a copy: `interior` copies of the message.)
+void run_bcast_grace(const Setup &s, bool stall) {
+    World w(s);
+    Graces graces(s.p);
+    std::vector<std::vector<char>> mem(s.p, std::vector<char>(s.bytes, 0x5a));
+    for (size_t i = 0; i < s.bytes; ++i) mem[s.root][i] = pattern(0, i);
+    std::vector<char> &root_mem = mem[s.root];
+    w.calls[s.root][0].on_detach = [&root_mem] { std::fill(root_mem.begin(), root_mem.end(), 0x77); };
+    auto settings = blocking_settings(s);
+    const uint64_t copied_before = counter_value(Counter::detach_bytes);
+    const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
+    uint64_t interior = 0;
+    for (int r = 0; r < s.p; ++r) interior += r != s.root && tree.children(r).size() > 0;
+    auto start = [&](int r) {
+        adapt2_buffer_t buf = contiguous_buffer(mem[r].data(), s.bytes);
+        if (start_bcast(*w.comms[r], buf, s.root, tag_of(0), settings, call_done, &w.calls[r][0], call_finished,
+                        &graces.g[r]) != 0)
+            fail_msg("%s: start failed", s.str().c_str());
+    };
+    for (int r = 0; r < s.p; ++r) {
+        if (!stall || r != s.stalled) start(r);
+    }
+    w.net.run();
+    if (!graces.g[s.root]) fail_msg("%s: a blocking root got no grace period", s.str().c_str());
+    for (int r = 0; r < s.p; ++r) {
+        if (r != s.root && graces.g[r]) fail_msg("%s: rank %d got a grace period", s.str().c_str(), r);
+    }
+    if (!stall) {
+        if (w.calls[s.root][0].done != 1 || w.calls[s.root][0].done_status != 0)
+            fail_msg("%s: with everybody present the root must complete without detaching", s.str().c_str());
+        if (counter_value(Counter::detach_bytes) != copied_before + interior * s.bytes)
+            fail_msg("%s: copied without need", s.str().c_str());
+    } else {
+        if (w.calls[s.root][0].done != 0) fail_msg("%s: the root completed before the grace period ended", s.str().c_str());
+        const uint64_t copied_before_grace = counter_value(Counter::detach_bytes);
+        graces.fire_all();
+        w.net.run();
+        if (w.calls[s.root][0].done_status != ADAPT2_STATUS_DETACHED)
+            fail_msg("%s: the root did not detach after the grace period", s.str().c_str());
+        if (counter_value(Counter::detach_bytes) - copied_before_grace != s.bytes)
+            fail_msg("%s: the root copied %llu bytes", s.str().c_str(),
+                     static_cast<unsigned long long>(counter_value(Counter::detach_bytes) - copied_before_grace));
+        start(s.stalled);
+        w.net.run();
+    }
+    graces.fire_all();  // what a waiter does once the call is done (a no-op now)
+    w.net.run();
+    for (int r = 0; r < s.p; ++r) {
+        for (size_t i = 0; r != s.root && i < s.bytes; ++i) {
+            if (mem[r][i] != pattern(0, i)) fail_msg("%s: rank %d byte %zu wrong", s.str().c_str(), r, i);
+        }
+    }
+    Setup one = s;
+    one.calls = 1;
+    w.check_clean(one);
+}
+
+void test_bcast_grace(void **) {
+    for (const auto &net : completion_orders(6)) {
+        for (int alg : {ADAPT2_ALG_FLAT, ADAPT2_ALG_BINOMIAL}) {
+            Setup s;
+            s.calls = 1;
+            s.algorithm = alg;
+            s.net = net;
+            s.stalled = 1;  // a child of the root in both trees
+            s.bytes = (size_t{128} << 10) + 1000;  // roots await from 128 KiB (bcast.cc)
+            s.segment = 32 << 10;
+            run_bcast_grace(s, false);
+            run_bcast_grace(s, true);
+        }
+    }
+}
+
+// Reduce: a leaf whose parent is present sends from its own buffer, no copy;
+// a leaf whose parent is stalled copies when the grace period ends; an
+// interior rank whose parent is stalled detaches for free once its own data
+// is combined (what is left sits in its slots) if all its segments fit in
+// its slots, else it copies the rest when the period ends.
+void run_reduce_grace(const Setup &s, bool stall) {
+    World w(s);
+    Graces graces(s.p);
+    const size_t n = s.bytes / 4;
+    std::vector<std::vector<int32_t>> own(s.p, std::vector<int32_t>(n)), result(s.p, std::vector<int32_t>(n, 7));
+    for (int r = 0; r < s.p; ++r) {
+        for (size_t e = 0; e < n; ++e) own[r][e] = value(r, 0, e);
+        std::vector<int32_t> &o = own[r];
+        w.calls[r][0].on_detach = [&o] { std::fill(o.begin(), o.end(), -1); };
+    }
+    adapt2_reduce_settings_t settings{blocking_settings(s), 0};
+    adapt2_reduction_t op{4, 1, nullptr, sum_i32};
+    const uint64_t copied_before = counter_value(Counter::detach_bytes);
+    auto start = [&](int r) {
+        adapt2_buffer_t o = contiguous_buffer(reinterpret_cast<char *>(own[r].data()), n * 4);
+        adapt2_buffer_t res = contiguous_buffer(reinterpret_cast<char *>(result[r].data()), n * 4);
+        if (start_reduce(*w.comms[r], o, res, false, op, s.root, tag_of(0), settings, call_done, &w.calls[r][0],
+                         call_finished, &graces.g[r]) != 0)
+            fail_msg("%s: start failed", s.str().c_str());
+    };
+    for (int r = 0; r < s.p; ++r) {
+        if (!stall || r != s.stalled) start(r);
+    }
+    w.net.run();
+    const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
+    if (!stall) {
+        if (counter_value(Counter::detach_bytes) != copied_before) fail_msg("%s: copied without need", s.str().c_str());
+    } else {
+        // The stalled rank's children: leaves wait for the grace period;
+        // interior ones are done already, with nothing copied.
+        for (int c : tree.children(s.stalled)) {
+            bool leaf = tree.children(c).size() == 0;
+            int done = w.calls[c][0].done;
+            if (leaf && done) fail_msg("%s: leaf %d completed before the grace period ended", s.str().c_str(), c);
+            bool fits = s.bytes <= s.segment * 4;  // recv_window 4 slots
+            if (!leaf && fits && (done != 1 || w.calls[c][0].done_status != ADAPT2_STATUS_DETACHED))
+                fail_msg("%s: interior rank %d did not detach for free", s.str().c_str(), c);
+        }
+        if (counter_value(Counter::detach_bytes) != copied_before) fail_msg("%s: copied before the grace period", s.str().c_str());
+        graces.fire_all();
+        w.net.run();
+        for (int c : tree.children(s.stalled)) {
+            if (w.calls[c][0].done != 1) fail_msg("%s: rank %d not done after the grace period", s.str().c_str(), c);
+        }
+        start(s.stalled);
+        w.net.run();
+    }
+    graces.fire_all();
+    w.net.run();
+    for (size_t e = 0; e < n; ++e) {
+        if (static_cast<uint32_t>(result[s.root][e]) != expected(s, 0, e))
+            fail_msg("%s: element %zu wrong", s.str().c_str(), e);
+    }
+    Setup one = s;
+    one.calls = 1;
+    w.check_clean(one);
+}
+
+void test_reduce_grace(void **) {
+    for (const auto &net : completion_orders(6)) {
+        Setup s;
+        s.calls = 1;
+        s.algorithm = ADAPT2_ALG_BINOMIAL;  // 0's children 4, 2, 1; 4's are 6, 5; 2's is 3; 6's is 7
+        s.net = net;
+        for (size_t bytes : {size_t{96}, size_t{1200}}) {
+            for (int stalled : {0, 4, 6}) {
+                s.bytes = bytes;
+                s.stalled = stalled;
+                run_reduce_grace(s, false);
+                run_reduce_grace(s, true);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -384,6 +564,8 @@ int main() {
         cmocka_unit_test(test_bcast_cap),
         cmocka_unit_test(test_reduce_stalled_rank),
         cmocka_unit_test(test_reduce_cap),
+        cmocka_unit_test(test_bcast_grace),
+        cmocka_unit_test(test_reduce_grace),
     };
     return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
 }

@@ -42,8 +42,9 @@ typedef struct adapt2_bcast_settings {
     int recv_window;        /* receives posted ahead of arrival */
     int send_window;        /* sends in flight per child */
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
-    int wait_for_room;      /* blocking call: if the detach pool is full, progress until it has
-                               room (older detached calls finish) instead of running coupled */
+    int blocking;           /* a blocking call: if the detach pool is full it waits for room
+                               (older detached calls finish) instead of running coupled, and
+                               it copies only for peers late past a grace period (below) */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
@@ -155,7 +156,17 @@ int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings, s
  * case `done` is never called. */
 int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *comm, const adapt2_buffer_t *buf,
                                   int root, int tag, const adapt2_bcast_settings_t *settings,
-                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx);
+                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx,
+                                  void **grace);
+
+/* A blocking call's grace period. A rank that may detach first waits for
+ * its peers to enter the call (they say hello); only those still missing
+ * when the period ends are served from a copy. Without noise nobody is late
+ * and nothing is copied. Calls with a grace return a handle in *grace (else
+ * NULL): the waiting caller fires it when the period is over (any number of
+ * times) and releases it once the call is done. */
+void mca_coll_adapt2_engine_grace_fire(void *grace);
+void mca_coll_adapt2_engine_grace_release(void *grace);
 
 /* Reduce: `own` is this rank's contribution; `result` (root only, else
  * NULL) receives the result; `in_place` (root): own data is in `result`.
@@ -166,7 +177,7 @@ int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *comm, const adapt2_buff
                                    const adapt2_buffer_t *result, int in_place,
                                    const adapt2_reduction_t *reduction, int root, int tag,
                                    const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
-                                   adapt2_done_fn finished, void *ctx);
+                                   adapt2_done_fn finished, void *ctx, void **grace);
 
 /* Allreduce: `result` on every rank; `in_place`: own data is in `result`. */
 int mca_coll_adapt2_engine_allreduce_tags(const adapt2_allreduce_settings_t *settings);

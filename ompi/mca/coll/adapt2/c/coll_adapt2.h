@@ -37,6 +37,7 @@ typedef struct mca_coll_adapt2_component_t {
     /* decoupled completion and progress (coll_adapt2_lifecycle.c, _progress.c) */
     long detach_max_message; /* calls up to this size may complete early (0: never) */
     long detach_max_bytes;   /* per communicator: cap on the copies detached calls hold */
+    int detach_grace_us;     /* blocking calls copy only for peers this late */
     int progress_thread;     /* 1: a thread progresses detached calls */
     int progress_interval_us;
     char *transport;         /* pml or ucx */
@@ -111,6 +112,7 @@ typedef struct mca_coll_adapt2_request_t {
     volatile int32_t state;          /* see coll_adapt2_request.c */
     int done_status, finished_status; /* the engine's reports, kept for deferral */
     volatile int32_t deferred;       /* ADAPT2_DEFER_* events waiting, see _progress.c */
+    void *grace;                     /* blocking call's grace period (engine handle) or NULL */
     struct mca_coll_adapt2_request_t *next_deferred;
 } mca_coll_adapt2_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);

@@ -47,7 +47,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     mca_coll_adapt2_tree_settings(&settings, "bcast_algorithm", c->bcast_algorithm,
                                   "bcast_segment_size", c->bcast_segment_size, 1L << 20);
-    settings.wait_for_room = blocking;
+    settings.blocking = blocking;
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -65,7 +65,8 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
                        tag);
         rc = mca_coll_adapt2_engine_ibcast(engine, &buf, root, tag, &settings,
                                            mca_coll_adapt2_request_done,
-                                           mca_coll_adapt2_request_finished, req);
+                                           mca_coll_adapt2_request_finished, req,
+                                           blocking ? &req->grace : NULL);
     }
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);

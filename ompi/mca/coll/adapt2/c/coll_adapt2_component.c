@@ -63,6 +63,10 @@ static int adapt2_register(void)
         "call that would exceed it waits until older calls free room, a non-blocking one "
         "waits for its own sends (read when the communicator's first collective runs)",
         8L << 20, &c->detach_max_bytes);
+    mca_coll_adapt2_register_int("detach_grace_us",
+        "A blocking call that may complete early first waits this long (microseconds) for its "
+        "peers to enter the call, and copies only for those still missing: without noise "
+        "nothing is copied. 0: copy at once", 100, &c->detach_grace_us);
     mca_coll_adapt2_register_int("progress_thread",
         "1: a thread advances collectives that completed early while the application "
         "computes (drives opal_progress under MPI_THREAD_MULTIPLE, adapt2's UCX worker with "

@@ -168,7 +168,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
                                   "reduce_segment_size", c->reduce_segment_size, 256L << 10);
     s.reproducible = reproducible;
-    s.tree.wait_for_room = call->blocking;
+    s.tree.blocking = call->blocking;
     if (!ompi_op_is_intrinsic(call->op)) {
         /* A user function may rely on state that lives only during the call:
          * never call it after the call returned. */
@@ -178,7 +178,8 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     int tag = ompi_coll_base_nbc_reserve_tags(call->comm, tags);
     return mca_coll_adapt2_engine_ireduce(call->module->engine, own, result, in_place, &red, call->root,
                                           tag, &s, mca_coll_adapt2_request_done,
-                                          mca_coll_adapt2_request_finished, req);
+                                          mca_coll_adapt2_request_finished, req,
+                                          call->blocking ? &req->grace : NULL);
 }
 
 /* Starts adapt2's reduction, or returns OMPI_ERR_NOT_SUPPORTED (nothing

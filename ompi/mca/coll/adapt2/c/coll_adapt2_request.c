@@ -14,7 +14,9 @@
  * application's next call into MPI (coll_adapt2_progress.c): Open MPI's
  * request completion and reference counts are not thread-safe then.
  */
+#include <limits.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll_adapt2.h"
 
@@ -88,6 +90,7 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     req->unit_type = NULL;
     req->state = 0;
     req->deferred = 0;
+    req->grace = NULL;
     req->next_deferred = NULL;
     return req;
 }
@@ -178,9 +181,42 @@ void mca_coll_adapt2_request_nudge(mca_coll_adapt2_request_t *req)
     }
 }
 
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* A blocking call with a grace period (adapt2_bridge.h): progress until it
+ * completes, and end the period after coll_adapt2_detach_grace_us, so that
+ * peers still missing then are served from a copy. */
+static void wait_with_grace(mca_coll_adapt2_request_t *req)
+{
+    ompi_request_t *r = &req->nbc.super;
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    const double grace = mca_coll_adapt2_checked_int("detach_grace_us", c->detach_grace_us, 0,
+                                                     INT_MAX, 100);
+    const double start = now_us();
+    bool fired = false;
+    while (!REQUEST_COMPLETE(r)) {
+        if (!fired && now_us() - start >= grace) {
+            mca_coll_adapt2_engine_grace_fire(req->grace);
+            fired = true;
+        }
+        opal_progress();
+    }
+    mca_coll_adapt2_engine_grace_fire(req->grace); /* no-op unless the call never needed it */
+    mca_coll_adapt2_engine_grace_release(req->grace);
+    req->grace = NULL;
+}
+
 int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req)
 {
     ompi_request_t *r = &req->nbc.super;
+    if (req->grace) {
+        wait_with_grace(req);
+    }
     mca_coll_adapt2_request_nudge(req);
     ompi_request_wait_completion(r);
     int rc = r->req_status.MPI_ERROR;

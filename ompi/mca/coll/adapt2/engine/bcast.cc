@@ -9,11 +9,12 @@ namespace adapt2 {
 
 int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size) {
     BcastPlan plan = plan_bcast(settings, bytes, comm_size);
-    return flow_tags(settings, Segments(bytes, plan.segment_bytes), bytes);
+    return call_tags(settings, Segments(bytes, plan.segment_bytes), bytes);
 }
 
 int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
-                const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished) {
+                const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
+                Grace **grace) {
     BcastPlan plan = plan_bcast(settings, data.bytes, comm.size());
     auto tree = comm.trees().get(plan.tree, root);
     BcastArgs args;
@@ -24,12 +25,21 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     args.recv_window = settings.recv_window;
     args.send_window = settings.send_window;
     args.tag_block = flow_tags(settings, Segments(data.bytes, plan.segment_bytes), data.bytes);
+    args.hello = may_detach(settings, data.bytes);
+    args.hello_tag = tag - args.tag_block;
     // Only a rank that passes data on has anything to detach from.
-    if (may_detach(settings, data.bytes) && tree->children(comm.rank()).size() > 0) {
+    if (args.hello && tree->children(comm.rank()).size() > 0) {
         args.copy = borrow_detach_copy(comm, settings, data.bytes);
         args.copy_pool = &comm.detach_pool();
     }
+    // A blocking root waits for its children's hellos before copying, from
+    // kAwaitMinBytes: below, the copy costs less than waiting for the hellos
+    // (measured at np 4, README "Choosing the defaults").
+    constexpr size_t kAwaitMinBytes = size_t{128} << 10;
+    args.await = grace && settings.blocking && args.copy && comm.rank() == root && data.contig &&
+                 data.bytes >= kAwaitMinBytes;
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
+    if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
     schedule->add_flow<BcastFlow>(args, std::move(tree), comm.pool());
     count(Counter::bcast_calls, 1);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "counters.h"
+#include "detach.h"
 #include "schedule.h"
 
 namespace adapt2 {
@@ -23,11 +24,15 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
       pool_(pool),
       copy_(args.copy),
       copy_pool_(args.copy_pool),
-      arrived_(is_root() && !args.supplied && !args.copy ? segments_.count() : 0),
+      hello_(args.hello),
+      hello_tag_(args.hello_tag),
+      await_(args.await),
+      arrived_(is_root() && !args.supplied && (!args.copy || await_) ? segments_.count() : 0),
       next_send_(children_.size(), 0),
       sent_(children_.size()) {
     const int nseg = segments_.count();
     if (is_root()) next_recv_ = nseg;  // the root receives nothing
+    if (is_root()) source_.assign(children_.size(), await_ ? undecided : copy_ ? copied : user);
     if (!copy_ && !data_.contiguous() && nseg > 0) {
         // Enough slots to keep both windows busy; the pool may grant fewer.
         int want = std::min(nseg, (is_root() ? 1 : recv_window_) + send_window_);
@@ -35,15 +40,67 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
     }
 }
 
-int BcastFlow::max_ops() const { return (is_root() ? 0 : recv_window_) + children() * send_window_; }
+int BcastFlow::max_ops() const {
+    int hellos = hello_ ? (is_root() ? children() : child_of_root() ? 1 : 0) : 0;
+    return (is_root() ? 0 : recv_window_) + children() * send_window_ + hellos;
+}
 
 void BcastFlow::start() {
+    post_hellos();
+    if (await_) return;  // children are fed as they say hello, or at expiry
     if (copy_ && is_root()) {
         copy_in_all();
         return;
     }
     post_receives();
     feed_all();
+}
+
+// The root learns which children have entered the call; every child of the
+// root tells it (whether or not the root awaits: its receives must match).
+void BcastFlow::post_hellos() {
+    if (!hello_) return;
+    if (child_of_root()) {
+        schedule_.post_send(nullptr, parent_, hello_tag_, schedule_.take_op(id_, Op::kSend, kHello, 0, 0));
+        return;
+    }
+    for (int c = 0; is_root() && c < children() && !schedule_.failed(); ++c) {
+        schedule_.post_recv(nullptr, children_[c], hello_tag_, schedule_.take_op(id_, Op::kRecv, kHello, c, 0));
+    }
+}
+
+void BcastFlow::on_hello(int child) {
+    if (source_[child] != undecided) return;
+    source_[child] = user;
+    feed(child);
+    if (std::find(source_.begin(), source_.end(), undecided) == source_.end()) schedule_.grace_not_needed();
+}
+
+// The grace period is over: the children that have not said hello are late;
+// copy the data once and serve them from the copy.
+void BcastFlow::expire() {
+    if (!await_ || std::find(source_.begin(), source_.end(), undecided) == source_.end()) return;
+    std::memcpy(copy_, data_.at(0), segments_.total());
+    count(Counter::detach_bytes, segments_.total());
+    copied_ = segments_.count();
+    for (int c = 0; c < children(); ++c) {
+        if (source_[c] != undecided) continue;
+        source_[c] = copied;
+        feed(c);
+    }
+}
+
+// Whether the user's buffer is free while sends go on from the copy.
+bool BcastFlow::locally_done() const {
+    if (!copy_ || copied_ < segments_.count()) return false;
+    if (!is_root()) return true;
+    bool any_copied = false;
+    for (int c = 0; c < children(); ++c) {
+        if (source_[c] == undecided) return false;
+        if (source_[c] == user && sent_[c].prefix() < segments_.count()) return false;
+        any_copied |= source_[c] == copied;
+    }
+    return any_copied;
 }
 
 // Detached root: copy segment by segment, sending each one as soon as it is
@@ -57,6 +114,7 @@ void BcastFlow::copy_in_all() {
             int rc = data_.pack(off, len, copy_ + off);
             if (rc != 0) schedule_.set_error(rc);
         }
+        count(Counter::detach_bytes, len);
         ++copied_;
         arrived_.mark_done(s);
         feed_all();
@@ -73,6 +131,7 @@ void BcastFlow::copy_out(int s) {
         int rc = data_.unpack(off, len, copy_ + off);
         if (rc != 0) schedule_.set_error(rc);
     }
+    count(Counter::detach_bytes, len);
     ++copied_;
 }
 
@@ -90,6 +149,10 @@ void BcastFlow::on_complete(Op &op) {
     const Op::Kind kind = op.kind;
     const int segment = op.segment, child = op.peer_index;
     schedule_.return_op(&op);
+    if (segment == kHello) {
+        if (kind == Op::kRecv) on_hello(child);
+        return;
+    }
     if (kind == Op::kRecv) {
         on_received(segment);
     } else {
@@ -151,10 +214,11 @@ void BcastFlow::feed_all() {
 }
 
 void BcastFlow::feed(int child) {
+    if (is_root() && source_[child] == undecided) return;
     while (!schedule_.failed() && next_send_[child] < arrived_.prefix() &&
            next_send_[child] < sent_[child].prefix() + send_window_) {
         const int s = next_send_[child];
-        const char *src = send_source(s);
+        const char *src = send_source(child, s);
         if (!src) break;
         ++next_send_[child];
         schedule_.post_send(src, children_[child], segment_tag(tag_, tags_, s),
@@ -163,7 +227,8 @@ void BcastFlow::feed(int child) {
 }
 
 // Where segment s can be sent from, or null if it cannot be sent yet.
-const char *BcastFlow::send_source(int s) {
+const char *BcastFlow::send_source(int child, int s) {
+    if (await_ && source_[child] == user) return data_.at(segments_.offset(s));
     if (copy_) return copy_ + segments_.offset(s);
     if (!staged()) return data_.at(segments_.offset(s));
     if (!staging_.claimed(s)) {  // root: pack on first demand, in order

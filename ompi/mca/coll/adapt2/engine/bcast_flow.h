@@ -17,6 +17,11 @@
 // copies its data in, the others receive into the copy and copy out to the
 // user; sends go from the copy, all posted at once. locally_done() once the
 // user's buffer is no longer needed.
+//
+// Awaiting (a blocking call's root with a copy at hand): the root copies
+// only for late children. A child that says hello (it has entered the call)
+// within the grace period is served from the user's buffer, as if
+// detaching were off; when the period ends the rest are served from a copy.
 #ifndef ADAPT2_ENGINE_BCAST_FLOW_H
 #define ADAPT2_ENGINE_BCAST_FLOW_H
 
@@ -47,6 +52,9 @@ struct BcastArgs {
     int tag_block = 0;      // tags of the flow if more than the send window (detach.h)
     char *copy = nullptr;   // detached: private copy of the packed message, from copy_pool
     BufferPool *copy_pool = nullptr;
+    bool hello = false;     // the call may detach: the root's children say hello (detach.h)
+    int hello_tag = 0;
+    bool await = false;     // root with a copy: copy only for children late past the grace
 };
 
 class BcastFlow final : public Flow {
@@ -63,8 +71,9 @@ public:
     void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override;
-    bool locally_done() const override { return copy_ && copied_ == segments_.count(); }
+    bool locally_done() const override;
     void finish() override;
+    void expire() override;
 
     // Root of a supplied flow: segment s of the data is now in place.
     void supply(int segment);
@@ -78,9 +87,15 @@ private:
     void post_receives();
     void feed(int child);
     void feed_all();
-    const char *send_source(int segment);
+    const char *send_source(int child, int segment);
     void copy_in_all();
     void copy_out(int segment);
+    void post_hellos();
+    void on_hello(int child);
+    bool child_of_root() const { return !is_root() && tree_->parent(parent_) < 0; }
+
+    // Where the root serves a child from (awaiting: decided per child).
+    enum Source : uint8_t { undecided, user, copied };
 
     UserData data_;
     int tag_;
@@ -96,6 +111,10 @@ private:
     char *copy_;            // detached: the whole packed message
     BufferPool *copy_pool_;
     int copied_ = 0;        // detached: segments copied in (root) or out (others)
+    bool hello_;
+    int hello_tag_;
+    bool await_;
+    std::vector<Source> source_;  // root: per child
     CompletionWindow arrived_;  // prefix: segments here, in order
     int next_recv_ = 0;
     std::vector<int> next_send_;          // per child: next segment to send

@@ -13,9 +13,11 @@ namespace adapt2 {
 // an error with `done` never called.
 // `finished` (optional) is called once after `done`, when all work is over
 // (see adapt2_bridge.h: a detached call is done before it is finished).
+// `grace` (blocking calls, optional): receives the call's grace period, or
+// null; the caller fires it when the period ends and releases it after.
 int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
                 const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx,
-                DoneFn finished = nullptr);
+                DoneFn finished = nullptr, Grace **grace = nullptr);
 int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size);
 
 // Reduce: `result` matters at the root only; with `in_place` the root's own
@@ -23,7 +25,7 @@ int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_s
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
                  const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx,
-                 DoneFn finished = nullptr);
+                 DoneFn finished = nullptr, Grace **grace = nullptr);
 int reduce_tags(const adapt2_reduce_settings_t &settings, size_t bytes, size_t unit, bool commutative);
 
 int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,

@@ -27,11 +27,25 @@ inline bool may_detach(const adapt2_tree_settings_t &s, size_t bytes) {
     return bytes > 0 && bytes <= s.detach_max_message;
 }
 
+// Hello messages: in a call that may detach, a rank tells the peer that may
+// detach from it that it has entered the call (a broadcast's children their
+// parent, a reduction's parents their children), with one extra tag after
+// the flow's segment tags. A blocking call's rank copies only for peers that
+// have not said hello within the grace period (coll_adapt2_detach_grace_us):
+// without noise nobody is late and nothing is copied. Hello ops carry this
+// segment number.
+constexpr int kHello = -1;
+
 // Tags of one flow: one per segment a sender may have in flight to a peer.
 inline int flow_tags(const adapt2_tree_settings_t &s, const Segments &segments, size_t bytes) {
     int window = std::clamp(s.send_window, 1, CompletionWindow::kMax);
     if (may_detach(s, bytes)) window = std::max(window, std::min(segments.count(), CompletionWindow::kMax));
     return window;
+}
+
+// Tags of a call of one such flow: its segment tags, then the hello tag.
+inline int call_tags(const adapt2_tree_settings_t &s, const Segments &segments, size_t bytes) {
+    return flow_tags(s, segments, bytes) + (may_detach(s, bytes) ? 1 : 0);
 }
 
 // A private copy of `bytes` for a detaching rank, or null when the pool's
@@ -41,14 +55,13 @@ inline int flow_tags(const adapt2_tree_settings_t &s, const Segments &segments, 
 // instead of falling back into lock-step.
 inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, size_t bytes) {
     BufferPool &pool = comm.detach_pool();
-    if (s.wait_for_room) comm.wait_for_detach_room(bytes);
+    if (s.blocking) comm.wait_for_detach_room(bytes);
     std::vector<char *> got = pool.borrow(bytes, 1, 0);
     if (got.empty()) {
         count(Counter::detach_refused, 1);
         return nullptr;
     }
-    count(Counter::detach_bytes, bytes);
-    return got.front();
+    return got.front();  // the flows count the bytes they really copy
 }
 
 }  // namespace adapt2

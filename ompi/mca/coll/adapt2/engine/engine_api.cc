@@ -6,6 +6,7 @@
 #include "../adapt2_bridge.h"
 #include "bcast_flow.h"
 #include "collectives.h"
+#include "schedule.h"
 #include "counters.h"
 #include "trace.h"
 
@@ -69,11 +70,20 @@ void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {
 
 int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *buf,
                                   int root, int tag, const adapt2_bcast_settings_t *settings,
-                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx) {
+                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx,
+                                  void **grace) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
+    if (grace) *grace = nullptr;
     if (!comm || !buf || !settings || root < 0 || root >= comm->size()) return kErrBadParam;
-    return guarded([&] { return adapt2::start_bcast(*comm, *buf, root, tag, *settings, done, ctx, finished); });
+    return guarded([&] {
+        return adapt2::start_bcast(*comm, *buf, root, tag, *settings, done, ctx, finished,
+                                   reinterpret_cast<adapt2::Grace **>(grace));
+    });
 }
+
+void mca_coll_adapt2_engine_grace_fire(void *grace) { static_cast<adapt2::Grace *>(grace)->fire(); }
+
+void mca_coll_adapt2_engine_grace_release(void *grace) { static_cast<adapt2::Grace *>(grace)->release(); }
 
 int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings, size_t bytes,
                                        size_t unit_bytes, int commutative) {
@@ -84,16 +94,18 @@ int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *engine_comm, const adap
                                    const adapt2_buffer_t *result, int in_place,
                                    const adapt2_reduction_t *reduction, int root, int tag,
                                    const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
-                                   adapt2_done_fn finished, void *ctx) {
+                                   adapt2_done_fn finished, void *ctx, void **grace) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
     if (!comm || !own || !reduction || !settings || root < 0 || root >= comm->size() ||
         reduction->unit_bytes == 0) {
         return kErrBadParam;
     }
     adapt2_buffer_t none{};
+    if (grace) *grace = nullptr;
     return guarded([&] {
         return adapt2::start_reduce(*comm, *own, result ? *result : none, in_place != 0, *reduction, root,
-                                    tag, *settings, done, ctx, finished);
+                                    tag, *settings, done, ctx, finished,
+                                    reinterpret_cast<adapt2::Grace **>(grace));
     });
 }
 

@@ -25,6 +25,11 @@ public:
     // True once this rank's part no longer needs the caller's buffers (what
     // is left runs from private copies): the call may complete early.
     virtual bool locally_done() const { return false; }
+    // A blocking call's grace period is over: stop waiting for late peers
+    // and detach from them (copy what they still need). Idempotent.
+    virtual void expire() {}
+    // Hello messages (detach.h): a peer has entered the call.
+    virtual void on_hello(int peer_index) { (void)peer_index; }
     // Called once, when the schedule is done: give back buffers, count.
     virtual void finish() {}
 

@@ -33,22 +33,36 @@ ReduceArgs reduce_args(const Comm &comm, const adapt2_buffer_t &own, const adapt
 
 int reduce_tags(const adapt2_reduce_settings_t &s, size_t bytes, size_t unit, bool commutative) {
     BcastPlan plan = plan_reduce(s.tree, bytes, commutative);
+    return call_tags(s.tree, Segments(bytes, plan.segment_bytes, unit), bytes);
+}
+
+namespace {
+int reduce_flow_tags(const adapt2_reduce_settings_t &s, size_t bytes, size_t unit, bool commutative) {
+    BcastPlan plan = plan_reduce(s.tree, bytes, commutative);
     return flow_tags(s.tree, Segments(bytes, plan.segment_bytes, unit), bytes);
 }
+}  // namespace
 
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
-                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished) {
+                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
+                 Grace **grace) {
     BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0);
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
-    args.tag_block = reduce_tags(settings, own.bytes, op.unit_bytes, op.commutative != 0);
+    args.tag_block = reduce_flow_tags(settings, own.bytes, op.unit_bytes, op.commutative != 0);
+    args.hello = may_detach(settings.tree, own.bytes);
+    args.hello_tag = tag - args.tag_block;
     // Every non-root rank passes its data on: each may detach.
-    if (comm.rank() != root && may_detach(settings.tree, own.bytes)) {
+    if (comm.rank() != root && args.hello) {
         args.copy = borrow_detach_copy(comm, settings.tree, own.bytes);
         args.copy_pool = &comm.detach_pool();
     }
+    // A blocking non-root copies only if its parent is late (or, interior,
+    // its own data is not all combined) when the grace period ends.
+    args.await = grace && settings.tree.blocking && args.copy && (in_place ? result.contig : own.contig);
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
+    if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
     schedule->add_flow<ReduceFlow>(args, comm.trees().get(plan.tree, root), comm.pool());
     count(Counter::reduce_calls, 1);

@@ -5,6 +5,7 @@
 
 #include "bcast_flow.h"
 #include "counters.h"
+#include "detach.h"
 #include "schedule.h"
 
 namespace adapt2 {
@@ -29,7 +30,12 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
       segments_(args.own.bytes, args.segment_bytes, args.op.unit_bytes),
       pool_(pool),
       copy_(args.copy),
-      copy_pool_(args.copy_pool) {
+      copy_pool_(args.copy_pool),
+      hello_(args.hello),
+      hello_tag_(args.hello_tag),
+      await_(args.await),
+      own_private_(args.copy && !await_) {
+    if (await_) own_ = user_own_;
     // Operands in rank order; own data is operand children().
     for (int c = 0; c < children(); ++c) order_.push_back(c);
     order_.push_back(own_index());
@@ -44,7 +50,7 @@ void ReduceFlow::plan_slots(int window) {
     const int nseg = segments_.count();
     if (nseg == 0) return;
     // A private copy is adopted as the accumulator: no own buffer then.
-    const bool needs_own_buffer = (children() > 0 && !copy_) || !own_.contiguous();
+    const bool needs_own_buffer = (children() > 0 && !own_private_) || !own_.contiguous();
     buffers_per_slot_ = children() + (needs_own_buffer ? 1 : 0);
     // A detached leaf needs no buffers: all its segments go at once.
     if (copy_ && children() == 0) window = nseg;
@@ -65,15 +71,67 @@ void ReduceFlow::plan_slots(int window) {
 }
 
 int ReduceFlow::max_ops() const {
-    return static_cast<int>(slots_.size()) * children() + (is_root() ? 0 : send_window_);
+    const int hellos = hello_ ? children() + (is_root() ? 0 : 1) : 0;
+    return static_cast<int>(slots_.size()) * children() + (is_root() ? 0 : send_window_) + hellos;
 }
 
 void ReduceFlow::start() {
-    if (copy_) {
+    post_hellos();
+    if (copy_ && !await_) {
         copy_own_in();
     } else {
-        start_segments();
+        start_segments();  // an awaiting leaf waits for its parent's hello or the expiry
     }
+}
+
+// Parents tell their children they have entered the call (every child
+// receives it, whether or not it awaits: the messages must match).
+void ReduceFlow::post_hellos() {
+    if (!hello_) return;
+    for (int c = 0; c < children() && !schedule_.failed(); ++c) {
+        schedule_.post_send(nullptr, children_[c], hello_tag_, schedule_.take_op(id_, Op::kSend, kHello, c, 0));
+    }
+    if (!is_root()) {
+        schedule_.post_recv(nullptr, parent_, hello_tag_, schedule_.take_op(id_, Op::kRecv, kHello, 0, 0));
+    }
+}
+
+// The parent is in the call: an awaiting leaf sends from the user's buffer.
+void ReduceFlow::on_hello() {
+    if (!waiting_for_parent()) return;
+    decided_ = true;
+    schedule_.grace_not_needed();
+    start_segments();
+}
+
+// The grace period is over: copy the own data not combined yet and go on
+// from the copy.
+void ReduceFlow::expire() {
+    if (!await_ || copied_ == segments_.count() || (children() > 0 && own_folded_ == segments_.count())) return;
+    if (children() == 0 && decided_) return;
+    copy_rest_of_own();
+    decided_ = true;
+    start_segments();
+}
+
+void ReduceFlow::copy_rest_of_own() {
+    std::memcpy(copy_, user_own_.at(0), segments_.total());
+    count(Counter::detach_bytes, segments_.total());
+    copied_ = segments_.count();
+    own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr});
+    own_private_ = true;
+    for (Slot &slot : slots_) {  // segments in progress read their own data from the copy now
+        if (slot.segment < 0 || slot.folded.empty() || slot.folded[own_index()]) continue;
+        slot.own = copy_ + segments_.offset(slot.segment);
+        slot.own_private = true;
+    }
+}
+
+bool ReduceFlow::locally_done() const {
+    if (!copy_) return false;
+    if (copied_ == segments_.count()) return true;
+    // An interior rank whose own data is all combined holds the rest itself.
+    return await_ && children() > 0 && own_folded_ == segments_.count();
 }
 
 // Detached: copy own data in segment by segment, starting each one as soon
@@ -87,13 +145,15 @@ void ReduceFlow::copy_own_in() {
             int rc = user_own_.pack(off, len, copy_ + off);
             if (rc != 0) schedule_.set_error(rc);
         }
+        count(Counter::detach_bytes, len);
         ++copied_;
         start_segments();
     }
 }
 
 void ReduceFlow::start_segments() {
-    const int startable = copy_ ? copied_ : segments_.count();
+    if (waiting_for_parent()) return;
+    const int startable = copy_ && !await_ ? copied_ : segments_.count();
     while (!schedule_.failed() && next_start_ < startable &&
            next_start_ < released_.prefix() + static_cast<int>(slots_.size())) {
         start_segment(next_start_++);
@@ -111,10 +171,12 @@ void ReduceFlow::start_segment(int s) {
     slot.next_fixed = children();
     if (own_.contiguous()) {
         slot.own = own_.at(off);
+        slot.own_private = own_private_;
     } else {
         int rc = own_.pack(off, len, slot.bufs[own_index()]);
         if (rc != 0) schedule_.set_error(rc);
         slot.own = slot.bufs[own_index()];
+        slot.own_private = true;
     }
     slot.ready[own_index()] = 1;
     // In place, a commutative root already holds its own data where the
@@ -135,6 +197,10 @@ void ReduceFlow::on_complete(Op &op) {
     const Op::Kind kind = op.kind;
     const int s = op.segment, child = op.peer_index;
     schedule_.return_op(&op);
+    if (s == kHello) {
+        if (kind == Op::kRecv) on_hello();
+        return;
+    }
     if (kind == Op::kRecv) {
         Slot &slot = slot_of(s);
         slot.ready[child] = 1;
@@ -174,7 +240,7 @@ const char *ReduceFlow::operand_data(const Slot &slot, int operand) const {
 // send buffers may not.
 bool ReduceFlow::adoptable(const Slot &slot, int operand) const {
     if (operand != own_index()) return true;
-    if (copy_ || !own_.contiguous()) return true;  // private copy, or packed into the slot
+    if (slot.own_private) return true;  // private copy, or packed into the slot
     return is_root() && in_place_;        // the result buffer itself
 }
 
@@ -193,6 +259,9 @@ void ReduceFlow::fold(Slot &slot, int operand) {
     const size_t len = segments_.bytes(slot.segment);
     slot.folded[operand] = 1;
     ++slot.folds;
+    if (operand == own_index() && ++own_folded_ == segments_.count() && await_ && children() > 0) {
+        schedule_.grace_not_needed();  // nothing of the user's is read any more
+    }
     if (children() == 0) {  // a leaf sends its own data as it is
         slot.acc = const_cast<char *>(src);
         return;

@@ -17,6 +17,13 @@
 // data is copied in at the start, the call completes, and the copy serves as
 // the rank's operand (and accumulator) for the rest; sends up are all posted
 // as soon as their segments are reduced.
+//
+// Awaiting (a blocking call's non-root with a copy at hand): a leaf sends
+// from the user's buffer if its parent says hello within the grace period,
+// else from a copy; an interior rank reads its own data from the user's
+// buffer and copies what it has not combined yet when the period ends (it
+// detaches for free once its own data is all combined: what is left to send
+// sits in its slots).
 #ifndef ADAPT2_ENGINE_REDUCE_FLOW_H
 #define ADAPT2_ENGINE_REDUCE_FLOW_H
 
@@ -48,6 +55,9 @@ struct ReduceArgs {
     int tag_block = 0;           // tags of the flow if more than the send window (detach.h)
     char *copy = nullptr;        // detached non-root: private copy of own data, from copy_pool
     BufferPool *copy_pool = nullptr;
+    bool hello = false;          // the call may detach: parents say hello to children (detach.h)
+    int hello_tag = 0;
+    bool await = false;          // non-root with a copy: copy only if late past the grace
 };
 
 class ReduceFlow final : public Flow {
@@ -64,8 +74,9 @@ public:
     void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override { return released_.prefix() < segments_.count(); }
-    bool locally_done() const override { return copy_ && copied_ == segments_.count(); }
+    bool locally_done() const override;
     void finish() override;
+    void expire() override;
 
 private:
     struct Slot {
@@ -76,6 +87,7 @@ private:
         int folds = 0;               // children() + 1: the segment is fully combined
         int next_fixed = 0;          // fixed order: position in order_ of the next fold
         const char *own = nullptr;   // where this segment of own data is
+        bool own_private = false;    // ... in adapt2's memory (a copy or packed)
         std::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
     };
 
@@ -88,6 +100,10 @@ private:
     void plan_slots(int window);
     void copy_own_in();
     void start_segments();
+    void post_hellos();
+    void on_hello();
+    void copy_rest_of_own();
+    bool waiting_for_parent() const { return await_ && children() == 0 && !decided_; }
     void start_segment(int segment);
     void fold_ready(Slot &slot);
     void fold(Slot &slot, int operand);
@@ -118,6 +134,12 @@ private:
     char *copy_;                      // detached: private copy of own data
     BufferPool *copy_pool_;
     int copied_ = 0;                  // detached: segments of own data copied in
+    bool hello_;
+    int hello_tag_;
+    bool await_;
+    bool decided_ = false;            // awaiting leaf: user buffer or copy chosen
+    bool own_private_;                // own_ views the private copy
+    int own_folded_ = 0;              // segments whose own data is combined
     std::vector<int> order_;          // operands sorted by rank (own = children())
     std::vector<Slot> slots_;
     std::vector<char *> borrowed_;    // every staging buffer, given back at the end

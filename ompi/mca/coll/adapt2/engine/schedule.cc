@@ -79,6 +79,27 @@ void Schedule::trace(TraceKind kind, int flow, int segment, int peer, size_t byt
     tracer_->record(e);
 }
 
+Grace::Grace(Schedule *schedule) {
+    op_.owner = schedule;
+    op_.kind = Op::kTimer;
+}
+
+void Grace::fire() {
+    if (!fired_.exchange(true)) op_.owner->complete(&op_, 0);
+}
+
+void Grace::release() {
+    if (refs_.fetch_sub(1) == 1) delete this;
+}
+
+// The grace op counts as in flight until it fires, so the schedule outlives
+// it and a waiter may fire it at any time before letting go.
+Grace *Schedule::add_grace() {
+    grace_ = new Grace(this);
+    ++in_flight_;
+    return grace_;
+}
+
 void Schedule::start() {
     reserve_ops();
     draining_.store(true);
@@ -135,6 +156,10 @@ void Schedule::handle_inbox() {
             Op *op = ordered;
             ordered = ordered->next;
             --in_flight_;
+            if (op->kind == Op::kTimer) {
+                for (auto &f : flows_) f->expire();
+                continue;
+            }
             if (op->status != 0) set_error(op->status);
             if (tracer_) {
                 trace(op->kind == Op::kRecv ? TraceKind::arrived : TraceKind::sent, op->flow, op->segment,
@@ -161,6 +186,7 @@ void Schedule::report_if_locally_done() {
 void Schedule::finish() {
     for (auto &f : flows_) f->finish();
     if (tracer_) trace(TraceKind::call_done, 0, 0, -1, 0);
+    if (grace_) grace_->release();
     DoneFn done = reported_ ? nullptr : done_;
     DoneFn finished = finished_;
     void *ctx = done_ctx_;

@@ -33,6 +33,25 @@ namespace adapt2 {
 
 using DoneFn = void (*)(void *ctx, int status);
 
+class Schedule;
+
+// A blocking call's grace period (detach.h). The waiting thread fires it when
+// the period is over; the schedule fires it itself once nothing waits for it
+// any more. Either way the schedule sees it once, as a completion. Shared by
+// the schedule and the waiter; the last one to let go frees it.
+class Grace {
+public:
+    explicit Grace(Schedule *schedule);
+    void fire();     // any thread, any number of times
+    void release();  // drops one of the two references
+    Op &op() { return op_; }
+
+private:
+    std::atomic<int> refs_{2};
+    std::atomic<bool> fired_{false};
+    Op op_;
+};
+
 class Schedule final {
 public:
     Schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished = nullptr)
@@ -52,6 +71,15 @@ public:
     // Runs the first steps. After this call the schedule owns itself: it
     // deletes itself once finished, right before reporting to `done`.
     void start();
+
+    // Before start(): give the call a grace period; the caller fires the
+    // returned Grace when it is over, and releases it after the call is done.
+    Grace *add_grace();
+    bool has_grace() const { return grace_ != nullptr; }
+    // For flows: nothing waits for the grace period any more.
+    void grace_not_needed() {
+        if (grace_) grace_->fire();
+    }
 
     // Transport entry point; thread-safe and re-entrant.
     void complete(Op *op, int status);
@@ -90,6 +118,7 @@ private:
     DoneFn finished_;
     void *done_ctx_;
     bool reported_ = false;  // done_ has been called
+    Grace *grace_ = nullptr;
     int error_ = 0;
     int in_flight_ = 0;  // posted operations not yet handled
     std::vector<std::unique_ptr<Flow>> flows_;
