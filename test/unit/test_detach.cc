@@ -476,11 +476,12 @@ void test_bcast_grace(void **) {
     }
 }
 
-// Reduce: a leaf whose parent is present sends from its own buffer, no copy;
-// a leaf whose parent is stalled copies when the grace period ends; an
-// interior rank whose parent is stalled detaches for free once its own data
-// is combined (what is left sits in its slots) if all its segments fit in
-// its slots, else it copies the rest when the period ends.
+// Reduce: a leaf of the root sends from its own buffer once the root said
+// hello, no copy, and copies when the grace period ends if the root is
+// stalled; a leaf of an interior rank copies at once (that parent may detach
+// before pulling); an interior rank whose parent is stalled detaches for free
+// once its own data is combined (what is left sits in its slots) if all its
+// segments fit in its slots, else it copies the rest when the period ends.
 void run_reduce_grace(const Setup &s, bool stall) {
     World w(s);
     Graces graces(s.p);
@@ -494,6 +495,12 @@ void run_reduce_grace(const Setup &s, bool stall) {
     adapt2_reduce_settings_t settings{blocking_settings(s), 0};
     adapt2_reduction_t op{4, 1, nullptr, sum_i32};
     const uint64_t copied_before = counter_value(Counter::detach_bytes);
+    const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
+    auto copies_at_once = [&](int r) {  // leaves of interior ranks
+        return r != s.root && tree.children(r).size() == 0 && tree.parent(r) != s.root;
+    };
+    uint64_t at_once = 0;
+    for (int r = 0; r < s.p; ++r) at_once += copies_at_once(r) && (!stall || r != s.stalled) ? s.bytes : 0;
     auto start = [&](int r) {
         adapt2_buffer_t o = contiguous_buffer(reinterpret_cast<char *>(own[r].data()), n * 4);
         adapt2_buffer_t res = contiguous_buffer(reinterpret_cast<char *>(result[r].data()), n * 4);
@@ -505,21 +512,25 @@ void run_reduce_grace(const Setup &s, bool stall) {
         if (!stall || r != s.stalled) start(r);
     }
     w.net.run();
-    const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
     if (!stall) {
-        if (counter_value(Counter::detach_bytes) != copied_before) fail_msg("%s: copied without need", s.str().c_str());
+        if (counter_value(Counter::detach_bytes) != copied_before + at_once)
+            fail_msg("%s: copied without need", s.str().c_str());
     } else {
         // The stalled rank's children: leaves wait for the grace period;
         // interior ones are done already, with nothing copied.
         for (int c : tree.children(s.stalled)) {
             bool leaf = tree.children(c).size() == 0;
             int done = w.calls[c][0].done;
-            if (leaf && done) fail_msg("%s: leaf %d completed before the grace period ended", s.str().c_str(), c);
+            if (leaf && !copies_at_once(c) && done)
+                fail_msg("%s: leaf %d completed before the grace period ended", s.str().c_str(), c);
+            if (leaf && copies_at_once(c) && done != 1)
+                fail_msg("%s: leaf %d of an interior rank did not detach at once", s.str().c_str(), c);
             bool fits = s.bytes <= s.segment * 4;  // recv_window 4 slots
             if (!leaf && fits && (done != 1 || w.calls[c][0].done_status != ADAPT2_STATUS_DETACHED))
                 fail_msg("%s: interior rank %d did not detach for free", s.str().c_str(), c);
         }
-        if (counter_value(Counter::detach_bytes) != copied_before) fail_msg("%s: copied before the grace period", s.str().c_str());
+        if (counter_value(Counter::detach_bytes) != copied_before + at_once)
+            fail_msg("%s: copied before the grace period", s.str().c_str());
         graces.fire_all();
         w.net.run();
         for (int c : tree.children(s.stalled)) {

@@ -80,8 +80,7 @@ void BcastFlow::on_hello(int child) {
 // copy the data once and serve them from the copy.
 void BcastFlow::expire() {
     if (!await_ || std::find(source_.begin(), source_.end(), undecided) == source_.end()) return;
-    std::memcpy(copy_, data_.at(0), segments_.total());
-    count(Counter::detach_bytes, segments_.total());
+    copy_into_private(data_, 0, segments_.total(), copy_);  // contiguous: cannot fail
     copied_ = segments_.count();
     for (int c = 0; c < children(); ++c) {
         if (source_[c] != undecided) continue;
@@ -107,14 +106,8 @@ bool BcastFlow::locally_done() const {
 // in, so the copy overlaps the first transfers.
 void BcastFlow::copy_in_all() {
     for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
-        const size_t off = segments_.offset(s), len = segments_.bytes(s);
-        if (data_.contiguous()) {
-            std::memcpy(copy_ + off, data_.at(off), len);
-        } else {
-            int rc = data_.pack(off, len, copy_ + off);
-            if (rc != 0) schedule_.set_error(rc);
-        }
-        count(Counter::detach_bytes, len);
+        int rc = copy_into_private(data_, segments_.offset(s), segments_.bytes(s), copy_);
+        if (rc != 0) schedule_.set_error(rc);
         ++copied_;
         arrived_.mark_done(s);
         feed_all();

@@ -12,6 +12,7 @@
 #define ADAPT2_ENGINE_DETACH_H
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "../adapt2_bridge.h"
@@ -20,6 +21,7 @@
 #include "completion_window.h"
 #include "counters.h"
 #include "segments.h"
+#include "user_data.h"
 
 namespace adapt2 {
 
@@ -62,6 +64,17 @@ inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, siz
         return nullptr;
     }
     return got.front();  // the flows count the bytes they really copy
+}
+
+// Copies bytes [off, off + len) of the caller's packed stream into a
+// detaching rank's private copy (at the same offset), and counts them.
+inline int copy_into_private(const UserData &user, size_t off, size_t len, char *copy) {
+    count(Counter::detach_bytes, len);
+    if (user.contiguous()) {
+        std::memcpy(copy + off, user.at(off), len);
+        return 0;
+    }
+    return user.pack(off, len, copy + off);
 }
 
 }  // namespace adapt2

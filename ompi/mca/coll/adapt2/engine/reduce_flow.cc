@@ -115,8 +115,7 @@ void ReduceFlow::expire() {
 }
 
 void ReduceFlow::copy_rest_of_own() {
-    std::memcpy(copy_, user_own_.at(0), segments_.total());
-    count(Counter::detach_bytes, segments_.total());
+    copy_into_private(user_own_, 0, segments_.total(), copy_);  // contiguous: cannot fail
     copied_ = segments_.count();
     own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr});
     own_private_ = true;
@@ -138,14 +137,8 @@ bool ReduceFlow::locally_done() const {
 // as it is in, so the copy overlaps the first transfers.
 void ReduceFlow::copy_own_in() {
     for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
-        const size_t off = segments_.offset(s), len = segments_.bytes(s);
-        if (user_own_.contiguous()) {
-            std::memcpy(copy_ + off, user_own_.at(off), len);
-        } else {
-            int rc = user_own_.pack(off, len, copy_ + off);
-            if (rc != 0) schedule_.set_error(rc);
-        }
-        count(Counter::detach_bytes, len);
+        int rc = copy_into_private(user_own_, segments_.offset(s), segments_.bytes(s), copy_);
+        if (rc != 0) schedule_.set_error(rc);
         ++copied_;
         start_segments();
     }
