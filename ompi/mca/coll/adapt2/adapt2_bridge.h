@@ -42,6 +42,8 @@ typedef struct adapt2_bcast_settings {
     int recv_window;        /* receives posted ahead of arrival */
     int send_window;        /* sends in flight per child */
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
+    size_t await_min_bytes; /* a blocking bcast root waits for hellos (below) from this size;
+                               smaller messages are copied at once */
     int blocking;           /* a blocking call: if the detach pool is full it waits for room
                                (older detached calls finish) instead of running coupled, and
                                it copies only for peers late past a grace period (below) */

@@ -38,6 +38,7 @@ typedef struct mca_coll_adapt2_component_t {
     long detach_max_message; /* calls up to this size may complete early (0: never) */
     long detach_max_bytes;   /* per communicator: cap on the copies detached calls hold */
     int detach_grace_us;     /* blocking calls copy only for peers this late */
+    long detach_await_min_bytes; /* ... from this size (bcast root; below: copy at once) */
     int progress_thread;     /* 1: a thread progresses detached calls */
     int progress_interval_us;
     char *transport;         /* pml or ucx */

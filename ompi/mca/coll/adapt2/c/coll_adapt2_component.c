@@ -67,6 +67,11 @@ static int adapt2_register(void)
         "A blocking call that may complete early first waits this long (microseconds) for its "
         "peers to enter the call, and copies only for those still missing: without noise "
         "nothing is copied. 0: copy at once", 100, &c->detach_grace_us);
+    mca_coll_adapt2_register_long("detach_await_min_bytes",
+        "A blocking broadcast root waits for the grace period from this message size; smaller "
+        "messages are copied at once when a child has not entered the call yet. -1 (auto): 0 "
+        "with a core per rank, 131072 when the node has more ranks than cores", -1,
+        &c->detach_await_min_bytes);
     mca_coll_adapt2_register_int("progress_thread",
         "1: a thread advances collectives that completed early while the application "
         "computes (drives opal_progress under MPI_THREAD_MULTIPLE, adapt2's UCX worker with "

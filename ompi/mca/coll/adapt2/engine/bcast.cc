@@ -33,11 +33,10 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
         args.copy_pool = &comm.detach_pool();
     }
     // A blocking root waits for its children's hellos before copying, from
-    // kAwaitMinBytes: below, the copy costs less than waiting for the hellos
-    // (measured at np 4, README "Choosing the defaults").
-    constexpr size_t kAwaitMinBytes = size_t{128} << 10;
+    // await_min_bytes: below, the copy costs less than waiting for the
+    // hellos (README "Choosing the defaults").
     args.await = grace && settings.blocking && args.copy && comm.rank() == root && data.contig &&
-                 data.bytes >= kAwaitMinBytes;
+                 data.bytes >= settings.await_min_bytes;
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
