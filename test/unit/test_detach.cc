@@ -476,6 +476,46 @@ void test_bcast_grace(void **) {
     }
 }
 
+// Below await_min_bytes a blocking root does not wait for hellos: with a
+// child stalled it copies at once and detaches without a grace period.
+void test_bcast_small_copies_at_once(void **) {
+    for (const auto &net : completion_orders(4)) {
+        Setup s;
+        s.calls = 1;
+        s.algorithm = ADAPT2_ALG_FLAT;
+        s.net = net;
+        s.stalled = 1;
+        World w(s);
+        Graces graces(s.p);
+        std::vector<std::vector<char>> mem(s.p, std::vector<char>(s.bytes, 0x5a));
+        for (size_t i = 0; i < s.bytes; ++i) mem[s.root][i] = pattern(0, i);
+        auto settings = blocking_settings(s);
+        settings.await_min_bytes = s.bytes + 1;
+        auto start = [&](int r) {
+            adapt2_buffer_t buf = contiguous_buffer(mem[r].data(), s.bytes);
+            if (start_bcast(*w.comms[r], buf, s.root, tag_of(0), settings, call_done, &w.calls[r][0], call_finished,
+                            &graces.g[r]) != 0)
+                fail_msg("%s: start failed", s.str().c_str());
+        };
+        for (int r = 0; r < s.p; ++r) {
+            if (r != s.stalled) start(r);
+        }
+        w.net.run();
+        if (graces.g[s.root]) fail_msg("%s: a small broadcast got a grace period", s.str().c_str());
+        if (rendezvous(s) && w.calls[s.root][0].done_status != ADAPT2_STATUS_DETACHED)
+            fail_msg("%s: the root did not detach at once", s.str().c_str());
+        std::fill(mem[s.root].begin(), mem[s.root].end(), 0x77);  // the user's buffer is free
+        start(s.stalled);
+        w.net.run();
+        for (int r = 0; r < s.p; ++r) {
+            for (size_t i = 0; r != s.root && i < s.bytes; ++i) {
+                if (mem[r][i] != pattern(0, i)) fail_msg("%s: rank %d byte %zu wrong", s.str().c_str(), r, i);
+            }
+        }
+        w.check_clean(s);
+    }
+}
+
 // Reduce: a leaf of the root sends from its own buffer once the root said
 // hello, no copy, and copies when the grace period ends if the root is
 // stalled; a leaf of an interior rank copies at once (that parent may detach
@@ -576,6 +616,7 @@ int main() {
         cmocka_unit_test(test_reduce_stalled_rank),
         cmocka_unit_test(test_reduce_cap),
         cmocka_unit_test(test_bcast_grace),
+        cmocka_unit_test(test_bcast_small_copies_at_once),
         cmocka_unit_test(test_reduce_grace),
     };
     return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
