@@ -301,7 +301,7 @@ void test_pool_cap(void **) {
     std::vector<std::unique_ptr<Comm>> comms;
     std::vector<Rank> ranks(4);
     const size_t cap = 64 * 5;
-    adapt2_tree_settings_t tree{ADAPT2_ALG_FLAT, 3, 3, 2, 64, 16, 2, 0, 0};
+    adapt2_tree_settings_t tree{ADAPT2_ALG_FLAT, 3, 3, 2, 64, 16, 2, 0, 0, 0};
     for (int r = 0; r < 4; ++r) {
         comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, 4, cap));
         ranks[r].send.assign(64 * 40, 1);

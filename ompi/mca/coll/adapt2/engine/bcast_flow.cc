@@ -81,6 +81,7 @@ void BcastFlow::on_hello(int child) {
 void BcastFlow::expire() {
     if (!await_ || std::find(source_.begin(), source_.end(), undecided) == source_.end()) return;
     copy_into_private(data_, 0, segments_.total(), copy_);  // contiguous: cannot fail
+    count(Counter::detach_bytes, segments_.total());
     copied_ = segments_.count();
     for (int c = 0; c < children(); ++c) {
         if (source_[c] != undecided) continue;
@@ -112,6 +113,7 @@ void BcastFlow::copy_in_all() {
         arrived_.mark_done(s);
         feed_all();
     }
+    count(Counter::detach_bytes, segments_.total());
 }
 
 // Detached non-root: the segment is in the copy (and on its way to the
@@ -124,8 +126,7 @@ void BcastFlow::copy_out(int s) {
         int rc = data_.unpack(off, len, copy_ + off);
         if (rc != 0) schedule_.set_error(rc);
     }
-    count(Counter::detach_bytes, len);
-    ++copied_;
+    if (++copied_ == segments_.count()) count(Counter::detach_bytes, segments_.total());
 }
 
 void BcastFlow::supply(int segment) {

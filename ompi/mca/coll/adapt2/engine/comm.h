@@ -45,11 +45,6 @@ public:
         return detach_pool_.has_room(bytes);
     }
 
-    // Calls started and not finished (detached ones included).
-    void call_started() { live_.fetch_add(1, std::memory_order_relaxed); }
-    void call_finished() { live_.fetch_sub(1, std::memory_order_release); }
-    int calls_in_flight() const { return live_.load(std::memory_order_acquire); }
-
 private:
     std::unique_ptr<Transport> transport_;
     int rank_;
@@ -60,7 +55,6 @@ private:
     BufferPool pool_;
     BufferPool detach_pool_;
     ProgressFn progress_;
-    std::atomic<int> live_{0};
 };
 
 }  // namespace adapt2

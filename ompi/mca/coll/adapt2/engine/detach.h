@@ -67,9 +67,9 @@ inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, siz
 }
 
 // Copies bytes [off, off + len) of the caller's packed stream into a
-// detaching rank's private copy (at the same offset), and counts them.
+// detaching rank's private copy (at the same offset). The caller counts the
+// bytes once the whole copy is made (counters move once per call).
 inline int copy_into_private(const UserData &user, size_t off, size_t len, char *copy) {
-    count(Counter::detach_bytes, len);
     if (user.contiguous()) {
         std::memcpy(copy + off, user.at(off), len);
         return 0;

@@ -36,12 +36,6 @@ int reduce_tags(const adapt2_reduce_settings_t &s, size_t bytes, size_t unit, bo
     return call_tags(s.tree, Segments(bytes, plan.segment_bytes, unit), bytes);
 }
 
-namespace {
-int reduce_flow_tags(const adapt2_reduce_settings_t &s, size_t bytes, size_t unit, bool commutative) {
-    BcastPlan plan = plan_reduce(s.tree, bytes, commutative);
-    return flow_tags(s.tree, Segments(bytes, plan.segment_bytes, unit), bytes);
-}
-}  // namespace
 
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
@@ -50,7 +44,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0);
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
-    args.tag_block = reduce_flow_tags(settings, own.bytes, op.unit_bytes, op.commutative != 0);
+    args.tag_block = flow_tags(settings.tree, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
     args.hello = may_detach(settings.tree, own.bytes);
     args.hello_tag = tag - args.tag_block;
     // Every non-root rank passes its data on: each may detach.

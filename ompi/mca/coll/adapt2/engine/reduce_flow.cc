@@ -33,8 +33,7 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
       copy_pool_(args.copy_pool),
       hello_(args.hello),
       hello_tag_(args.hello_tag),
-      await_(args.await),
-      own_private_(args.copy && !await_) {
+      await_(args.await) {
     if (await_) own_ = user_own_;
     // Operands in rank order; own data is operand children().
     for (int c = 0; c < children(); ++c) order_.push_back(c);
@@ -50,7 +49,7 @@ void ReduceFlow::plan_slots(int window) {
     const int nseg = segments_.count();
     if (nseg == 0) return;
     // A private copy is adopted as the accumulator: no own buffer then.
-    const bool needs_own_buffer = (children() > 0 && !own_private_) || !own_.contiguous();
+    const bool needs_own_buffer = (children() > 0 && !own_is_copy()) || !own_.contiguous();
     buffers_per_slot_ = children() + (needs_own_buffer ? 1 : 0);
     // A detached leaf needs no buffers: all its segments go at once.
     if (copy_ && children() == 0) window = nseg;
@@ -116,9 +115,9 @@ void ReduceFlow::expire() {
 
 void ReduceFlow::copy_rest_of_own() {
     copy_into_private(user_own_, 0, segments_.total(), copy_);  // contiguous: cannot fail
+    count(Counter::detach_bytes, segments_.total());
     copied_ = segments_.count();
     own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr});
-    own_private_ = true;
     for (Slot &slot : slots_) {  // segments in progress read their own data from the copy now
         if (slot.segment < 0 || slot.folded.empty() || slot.folded[own_index()]) continue;
         slot.own = copy_ + segments_.offset(slot.segment);
@@ -142,6 +141,7 @@ void ReduceFlow::copy_own_in() {
         ++copied_;
         start_segments();
     }
+    count(Counter::detach_bytes, segments_.total());
 }
 
 void ReduceFlow::start_segments() {
@@ -164,7 +164,7 @@ void ReduceFlow::start_segment(int s) {
     slot.next_fixed = children();
     if (own_.contiguous()) {
         slot.own = own_.at(off);
-        slot.own_private = own_private_;
+        slot.own_private = own_is_copy();
     } else {
         int rc = own_.pack(off, len, slot.bufs[own_index()]);
         if (rc != 0) schedule_.set_error(rc);

@@ -104,6 +104,9 @@ private:
     void on_hello();
     void copy_rest_of_own();
     bool waiting_for_parent() const { return await_ && children() == 0 && !decided_; }
+    // Whether own_ views the private copy: from the start, or (awaiting)
+    // once the grace period ended with own data still needed.
+    bool own_is_copy() const { return copy_ && (!await_ || copied_ == segments_.count()); }
     void start_segment(int segment);
     void fold_ready(Slot &slot);
     void fold(Slot &slot, int operand);
@@ -138,7 +141,6 @@ private:
     int hello_tag_;
     bool await_;
     bool decided_ = false;            // awaiting leaf: user buffer or copy chosen
-    bool own_private_;                // own_ views the private copy
     int own_folded_ = 0;              // segments whose own data is combined
     std::vector<int> order_;          // operands sorted by rank (own = children())
     std::vector<Slot> slots_;

@@ -103,7 +103,6 @@ Grace *Schedule::add_grace() {
 void Schedule::start() {
     reserve_ops();
     draining_.store(true);
-    comm_.call_started();
     for (auto &f : flows_) f->start();
     drain();
 }
@@ -191,9 +190,7 @@ void Schedule::finish() {
     DoneFn finished = finished_;
     void *ctx = done_ctx_;
     int status = error_;
-    Comm &comm = comm_;
     delete this;
-    comm.call_finished();
     if (done) done(ctx, status);
     if (finished) finished(ctx, status);
 }

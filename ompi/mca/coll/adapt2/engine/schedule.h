@@ -55,7 +55,7 @@ private:
 class Schedule final {
 public:
     Schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished = nullptr)
-        : comm_(comm), transport_(comm.transport()), done_(done), finished_(finished), done_ctx_(done_ctx) {}
+        : transport_(comm.transport()), done_(done), finished_(finished), done_ctx_(done_ctx) {}
     Schedule(const Schedule &) = delete;
     Schedule &operator=(const Schedule &) = delete;
 
@@ -112,7 +112,6 @@ private:
     void report_if_locally_done();
     void finish();
 
-    Comm &comm_;
     Transport &transport_;
     DoneFn done_;
     DoneFn finished_;
