@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -73,6 +74,22 @@ static inline int bench_mpi_init(int *argc, char ***argv, int multiple)
         MPI_Init(argc, argv);
     MPI_Query_thread(&provided);
     return provided;
+}
+
+/* After parsing: on a usage error or -h, rank 0 prints the message and the
+ * usage, MPI is finalized and the exit status is returned (2 for an error,
+ * 0 for help); -1 means go on. Every rank parsed the same argv, so all take
+ * the same branch. */
+static inline int bench_stop_for_usage(int rank, const char *err, int help, const char *prog,
+                                       void (*usage)(FILE *, const char *))
+{
+    if (!err && !help) return -1;
+    if (0 == rank) {
+        if (err) fprintf(stderr, "%s: %s\n", prog, err);
+        usage(err ? stderr : stdout, prog);
+    }
+    MPI_Finalize();
+    return err ? 2 : 0;
 }
 
 /* A thread level as a word (for the benchmarks' output). */

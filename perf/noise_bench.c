@@ -864,16 +864,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 
-    /* Every rank parses the same argv, so all reach the same verdict. */
-    const char *err = parse_args(argc, argv, nprocs, &o);
-    if (err || o.help) {
-        if (0 == rank) {
-            if (err) fprintf(stderr, "%s: %s\n", argv[0], err);
-            usage(err ? stderr : stdout, argv[0]);
-        }
-        MPI_Finalize();
-        return err ? 2 : 0;
-    }
+    const char *err = parse_args(argc, argv, nprocs, &o); /* every rank parses the same argv */
+    int stop = bench_stop_for_usage(rank, err, o.help, argv[0], usage);
+    if (stop >= 0) return stop;
 
     ctx_t c;
     memset(&c, 0, sizeof(c));
