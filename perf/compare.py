@@ -257,6 +257,28 @@ def variants_text(a):
     return ' variants=%s' % ';'.join(a.variant) if a.variant else ''
 
 
+def add_run_options(p, bench, timeout, out_prefix):
+    """The options of a run that both modes share (where the component and the
+    benchmark are, extra MCA pairs, limits, output)."""
+    p.add_argument('--component-dir', metavar='DIR', default=None,
+                   help="directory holding mca_coll_adapt2.so (e.g. <builddir>/.libs), "
+                        "searched before Open MPI's own; default: the installed adapt2")
+    p.add_argument('--bench', metavar='PATH', default=None,
+                   help='the benchmark (default: perf/%s next to this script, '
+                        'else <component-dir>/../perf/%s)' % (bench, bench))
+    p.add_argument('--extra-mca', metavar='"K V,K V"', default='',
+                   help='more --mca pairs for every run')
+    p.add_argument('--timeout', type=float, default=timeout,
+                   help='seconds allowed per mpirun (default %d)' % timeout)
+    p.add_argument('--out', metavar='DIR', default=None,
+                   help='results directory (default perf/results/%s<timestamp>)' % out_prefix)
+    p.add_argument('--mpirun', default='mpirun', help='mpirun to use (default: mpirun)')
+    p.add_argument('--no-check', action='store_true',
+                   help='skip the pre-flight checks (component selected, adapt2 algorithm '
+                        'parameters)')
+    p.add_argument('--no-plot', action='store_true', help='do not run gnuplot')
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog='compare.py',
@@ -299,23 +321,7 @@ def build_parser():
                    help="benchmark -x (default 100:10; --quick: %s)" % QUICK['warmup'])
     p.add_argument('--validate', action='store_true',
                    help='check every element on every rank after every iteration (-c)')
-    p.add_argument('--component-dir', metavar='DIR', default=None,
-                   help="directory holding mca_coll_adapt2.so (e.g. <builddir>/.libs), "
-                        "searched before Open MPI's own; default: the installed adapt2")
-    p.add_argument('--bench', metavar='PATH', default=None,
-                   help='the benchmark (default: perf/adapt2_bench next to this script, '
-                        'else <component-dir>/../perf/adapt2_bench)')
-    p.add_argument('--extra-mca', metavar='"K V,K V"', default='',
-                   help='more --mca pairs for every run')
-    p.add_argument('--timeout', type=float, default=600,
-                   help='seconds allowed per mpirun (default 600)')
-    p.add_argument('--out', metavar='DIR', default=None,
-                   help='results directory (default perf/results/<timestamp>)')
-    p.add_argument('--mpirun', default='mpirun', help='mpirun to use (default: mpirun)')
-    p.add_argument('--no-check', action='store_true',
-                   help='skip the pre-flight checks (component selected, adapt2 algorithm '
-                        'parameters)')
-    p.add_argument('--no-plot', action='store_true', help='do not run gnuplot')
+    add_run_options(p, 'adapt2_bench', 600, '')
     p.add_argument('--quick', action='store_true',
                    help='few sizes, iterations and repeats (a smoke test, well under a '
                         'minute per collective); explicit options still win')
@@ -1163,23 +1169,7 @@ def build_noise_parser():
                         '(default 0: never)')
     p.add_argument('--validate', action='store_true',
                    help='check the data after each loop (noise_bench -c)')
-    p.add_argument('--component-dir', metavar='DIR', default=None,
-                   help="directory holding mca_coll_adapt2.so (e.g. <builddir>/.libs), "
-                        "searched before Open MPI's own; default: the installed adapt2")
-    p.add_argument('--bench', metavar='PATH', default=None,
-                   help='the benchmark (default: perf/noise_bench next to this script, '
-                        'else <component-dir>/../perf/noise_bench)')
-    p.add_argument('--extra-mca', metavar='"K V,K V"', default='',
-                   help='more --mca pairs for every run')
-    p.add_argument('--timeout', type=float, default=300,
-                   help='seconds allowed per mpirun (default 300)')
-    p.add_argument('--out', metavar='DIR', default=None,
-                   help='results directory (default perf/results/noise-<timestamp>)')
-    p.add_argument('--mpirun', default='mpirun', help='mpirun to use (default: mpirun)')
-    p.add_argument('--no-check', action='store_true',
-                   help='skip the pre-flight checks (component selected, adapt2 algorithm '
-                        'parameters)')
-    p.add_argument('--no-plot', action='store_true', help='do not run gnuplot')
+    add_run_options(p, 'noise_bench', 300, 'noise-')
     p.add_argument('--quick', action='store_true',
                    help='one small size, one seed, few iterations (a smoke test of a few '
                         'seconds per component); explicit options still win')
