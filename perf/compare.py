@@ -1472,10 +1472,13 @@ def noise_closing(a, env):
             n = len(syncs)
             if not n:
                 continue
-            lines.append('noise %s np=%d: amplification %s, sync_bound %.2f; %s (geometric '
-                         'means over %d case%s: sizes %s x noise settings %d; medians over '
-                         '%d runs each)' % (
-                             coll, np_, ', '.join('%s %.2f' % (lab, geomean(med[lab]))
+            # Amplification is a difference over noise and can be zero or
+            # negative on a busy machine: average it arithmetically; the
+            # ratios of positive amplifications get geometric means.
+            lines.append('noise %s np=%d: amplification %s, sync_bound %.2f; %s (means over '
+                         '%d case%s, geometric for ratios: sizes %s x noise settings %d; '
+                         'medians over %d runs each)' % (
+                             coll, np_, ', '.join('%s %.2f' % (lab, statistics.mean(med[lab]))
                                                   for lab in labels if med[lab]),
                              geomean(syncs),
                              ', '.join('%s/%s %.2f' % (labels[0], o, geomean(r))

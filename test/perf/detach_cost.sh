@@ -105,8 +105,8 @@ if run "compare noise with variants" python3 "$COMPARE" noise --components adapt
     --noise p=0.3,d=3ms --validate --no-plot --component-dir "$ADAPT2_BUILDDIR/.libs" \
     --bench "$BENCH" --out "$OUT/noise"; then
     for pat in "^noise +component +cpu_ms +detached +copied +refused +pt_cpu_ms" \
-        "^noise bcast np=4: amplification adapt2 [0-9.]+, adapt2-nodetach [0-9.]+, adapt2-t [0-9.]+" \
-        "adapt2/adapt2-nodetach [0-9.]+" \
+        "^noise bcast np=4: amplification adapt2 -?[0-9.]+, adapt2-nodetach -?[0-9.]+, adapt2-t -?[0-9.]+" \
+        "adapt2/adapt2-nodetach -?[0-9.]+" \
         "^noise bcast np=4 cost: .*adapt2 detached [0-9.]*[1-9][0-9.]*%.*adapt2-nodetach detached 0\.0%, 0 B copied"; do
         if grep -qE -- "$pat" "$LOG"; then ok "compare: /$pat/"; else bad "compare: no /$pat/"; fi
     done

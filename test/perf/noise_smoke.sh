@@ -2,7 +2,8 @@
 # The noise-absorption benchmark (perf/noise_bench) and compare.py's noise
 # mode: argument errors give a usage message and exit 2 (on every rank, no
 # hang); tiny noisy runs for adapt2 and tuned finish, validate their data and
-# print an amplification figure; the same seed injects the same noise whatever
+# print an amplification figure (any sign: on a busy CI machine the "clean"
+# loop can be the slower one, so the figure may be negative); the same seed injects the same noise whatever
 # the component; a quick "compare.py noise" writes its table, CSV and PNG; the
 # latency mode prints its best-other line.
 . "$(dirname "$0")/../mpi/lib.sh"
@@ -32,7 +33,7 @@ value() { sed -n "s/^RESULT .* $1=\([^ ]*\).*/\1/p" "$LOG"; }
 run_bench() { # NAME ENV NP ARGS...
     local name=$1 envv=$2 np=$3
     shift 3
-    expect_exit "$name" 0 "^RESULT .*amplification=[0-9.]+ .*validate=ok" \
+    expect_exit "$name" 0 "^RESULT .*amplification=-?[0-9.]+ .*validate=ok" \
         env "$envv" "$MPIRUN" $MPI_FLAGS -np "$np" "$BENCH" "$@"
 }
 
@@ -51,10 +52,10 @@ expect_exit "bench: unknown collective" 2 "usage" "$MPIRUN" $MPI_FLAGS -np 2 "$B
 TINY="-i 20 -x 2 -m 64K -c -s 7"
 run_bench "bench: adapt2 bcast, random noise" "$ADAPT2_ENV" 4 $TINY -n p=0.3,d=3ms
 a2=$(value noise_per_rank_s)
-grep -E "^bcast 64 KiB np=4: .*amplification [0-9.]+" "$LOG" | sed 's/^/    /'
+grep -E "^bcast 64 KiB np=4: .*amplification -?[0-9.]+" "$LOG" | sed 's/^/    /'
 run_bench "bench: tuned bcast, random noise" "$TUNED_ENV" 4 $TINY -n p=0.3,d=3ms
 tu=$(value noise_per_rank_s)
-grep -E "^bcast 64 KiB np=4: .*amplification [0-9.]+" "$LOG" | sed 's/^/    /'
+grep -E "^bcast 64 KiB np=4: .*amplification -?[0-9.]+" "$LOG" | sed 's/^/    /'
 if [ -n "$a2" ] && [ "$a2" = "$tu" ]; then
     passed=$((passed + 1)); echo "ok   same seed, same noise ($a2 s per rank)"
 else
@@ -73,7 +74,7 @@ expect_exit "compare noise: unknown collective" 2 "usage" \
     python3 "$COMPARE" noise --collective gather
 expect_exit "compare noise: noisy rank not a rank" 2 "not a rank" \
     python3 "$COMPARE" noise --np 4,2 --noise ranks=3
-expect_exit "compare noise: quick, validated" 0 "^noise bcast np=4: amplification adapt2 [0-9.]+, tuned [0-9.]+" \
+expect_exit "compare noise: quick, validated" 0 "^noise bcast np=4: amplification adapt2 -?[0-9.]+, tuned -?[0-9.]+" \
     python3 "$COMPARE" noise --quick --validate --components adapt2,tuned \
     --component-dir "$ADAPT2_BUILDDIR/.libs" --bench "$BENCH" --out "$OUT/noise"
 files="noise_raw.csv noise_summary.csv"
