@@ -22,7 +22,8 @@ namespace {
 
 // ---- the ops --------------------------------------------------------------
 struct OpCounter {
-    long combines = 0;
+    long combines = 0;   // both kinds below: one per contribution combined
+    long combines3 = 0;  // into a third buffer
 };
 
 int sum_i32(void *ctx, const void *in, void *inout, size_t n) {
@@ -51,6 +52,16 @@ int sum_float(void *ctx, const void *in, void *inout, size_t n) {
     auto *a = static_cast<const float *>(in);
     auto *b = static_cast<float *>(inout);
     for (size_t i = 0; i < n; ++i) b[i] = a[i] + b[i];
+    return 0;
+}
+
+// out = in1 + in2: the optional three-buffer combine (commutative ops only).
+int sum3_i32(void *ctx, const void *in1, const void *in2, void *out, size_t n) {
+    auto *k = static_cast<OpCounter *>(ctx);
+    ++k->combines, ++k->combines3;
+    auto *a = static_cast<const int32_t *>(in1), *b = static_cast<const int32_t *>(in2);
+    auto *o = static_cast<int32_t *>(out);
+    for (size_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
     return 0;
 }
 
@@ -83,6 +94,7 @@ struct Case {
     size_t segment = 64;  // bytes
     int recv_window = 4, send_window = 2;
     bool strided = false, in_place = false, reproducible = false, ring = false, recdoubling = false;
+    bool three_buffer = false;  // the op has a three-buffer combine (sum only)
     size_t pool_max = 1 << 20;
     NetworkOptions net;
 
@@ -90,9 +102,9 @@ struct Case {
         char b[300];
         std::snprintf(b, sizeof b,
                       "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d inplace=%d "
-                      "repro=%d pool=%zu order=%d overtake=%d seed=%llu",
+                      "repro=%d 3buf=%d pool=%zu order=%d overtake=%d seed=%llu",
                       allreduce ? (ring ? "ring allreduce" : recdoubling ? "recdoubling allreduce" : "allreduce") : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
-                      segment, recv_window, send_window, strided, in_place, reproducible, pool_max,
+                      segment, recv_window, send_window, strided, in_place, reproducible, three_buffer, pool_max,
                       static_cast<int>(net.order), net.overtake_pending,
                       static_cast<unsigned long long>(net.seed));
         return b;
@@ -163,7 +175,8 @@ std::vector<char> run_case(const Case &c) {
         };
         adapt2_buffer_t own = buf(k.send, k.send_s), result = buf(k.recv, k.recv_s);
         adapt2_reduction_t op{u, c.kind != Kind::matmul, &k.ops,
-                              c.kind == Kind::matmul ? matmul : c.kind == Kind::sum ? sum_i32 : sum_float};
+                              c.kind == Kind::matmul ? matmul : c.kind == Kind::sum ? sum_i32 : sum_float,
+                              c.three_buffer && c.kind == Kind::sum ? sum3_i32 : nullptr};
         int rc;
         if (c.allreduce) {
             adapt2_allreduce_settings_t s{};
@@ -215,6 +228,18 @@ std::vector<char> run_case(const Case &c) {
                          ranks[r].ops.combines, want_combines);
         }
     }
+    // A root with children that does not reduce in place combines the first
+    // two operands of every segment straight into the result; nobody else
+    // does (the others adopt a buffer as the accumulator).
+    if (c.three_buffer && !c.allreduce) {
+        for (int r = 0; r < c.p; ++r) {
+            bool pairs = r == c.root && !c.in_place && !c.strided && !c.reproducible && c.p > 1;
+            long want3 = pairs ? nseg : 0;
+            if (ranks[r].ops.combines3 != want3)
+                fail_msg("%s: rank %d combined %ld times into a third buffer, expected %ld", c.str().c_str(), r,
+                         ranks[r].ops.combines3, want3);
+        }
+    }
     if (net.unmatched() != 0 || net.posted() != net.completed())
         fail_msg("%s: %zu unmatched, %ld posted, %ld completed", c.str().c_str(), net.unmatched(), net.posted(),
                  net.completed());
@@ -238,6 +263,30 @@ void test_reduce_sum_and_matmul(void **) {
         }
     }
     std::printf("# %ld reductions checked\n", runs);
+}
+
+// The optional three-buffer combine gives the same results and the same
+// number of combines, whatever the arrival order.
+void test_reduce_three_buffer(void **) {
+    long runs = 0;
+    for (int p : {1, 2, 3, 5, 8}) {
+        for (int root : {0, p - 1}) {
+            for (bool in_place : {false, true}) {
+                for (bool strided : {false, true}) {
+                    for (size_t elems : {1, 17, 64}) {
+                        for (auto net : completion_orders(3)) {
+                            Case c;
+                            c.three_buffer = true, c.p = p, c.root = root, c.in_place = in_place;
+                            c.strided = strided, c.elems = elems, c.net = net;
+                            run_case(c);
+                            ++runs;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    std::printf("# %ld three-buffer reductions checked\n", runs);
 }
 
 void test_allreduce_sum_and_matmul(void **) {
@@ -306,7 +355,7 @@ void test_pool_cap(void **) {
         comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, 4, cap));
         ranks[r].send.assign(64 * 40, 1);
         ranks[r].recv.assign(64 * 40, 0);
-        adapt2_reduction_t op{4, 1, &ranks[r].ops, sum_i32};
+        adapt2_reduction_t op{4, 1, &ranks[r].ops, sum_i32, nullptr};
         adapt2_reduce_settings_t s{tree, 0};
         start_reduce(*comms[r], contiguous_buffer(ranks[r].send.data(), 64 * 40),
                      contiguous_buffer(ranks[r].recv.data(), 64 * 40), false, op, 0, 7, s, on_done,
@@ -382,6 +431,7 @@ void test_reproducible_is_bitwise_stable(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reduce_sum_and_matmul),
+        cmocka_unit_test(test_reduce_three_buffer),
         cmocka_unit_test(test_allreduce_sum_and_matmul),
         cmocka_unit_test(test_shapes_windows_and_layouts),
         cmocka_unit_test(test_in_place),

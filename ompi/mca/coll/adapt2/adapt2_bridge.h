@@ -55,11 +55,17 @@ typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
  * over `units` elements of `unit_bytes` each -- the argument order of Open
  * MPI's ompi_op_reduce, which matters for non-commutative ops. */
 typedef int (*adapt2_combine_fn)(void *ctx, const void *in, void *inout, size_t units);
+/* Optional (NULL: not used): out = in1 (op) in2 into a third buffer, Open
+ * MPI's ompi_3buff_op_reduce; the engine uses it only where operand order
+ * does not matter (commutative ops, arrival order). */
+typedef int (*adapt2_combine3_fn)(void *ctx, const void *in1, const void *in2, void *out,
+                                  size_t units);
 typedef struct adapt2_reduction {
     size_t unit_bytes;
     int commutative;
     void *ctx;
     adapt2_combine_fn combine;
+    adapt2_combine3_fn combine3;
 } adapt2_reduction_t;
 
 typedef struct adapt2_reduce_settings {

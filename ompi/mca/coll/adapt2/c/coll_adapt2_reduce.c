@@ -54,6 +54,13 @@ static int combine(void *ctx, const void *in, void *inout, size_t units)
     return OMPI_SUCCESS;
 }
 
+static int combine3(void *ctx, const void *in1, const void *in2, void *out, size_t units)
+{
+    mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) ctx;
+    ompi_3buff_op_reduce(req->op, (void *) in1, (void *) in2, out, units, req->unit_type);
+    return OMPI_SUCCESS;
+}
+
 /* The element type the op combines, or NULL (and why) when adapt2 cannot
  * describe the data as an array of such elements. Predefined types (MINLOC/
  * MAXLOC pairs included) are used as they are in memory; a derived type
@@ -144,7 +151,8 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     adapt2_reduction_t red = {.unit_bytes = (size_t) extent,
                               .commutative = ompi_op_is_commute(call->op),
                               .ctx = req,
-                              .combine = combine};
+                              .combine = combine,
+                              .combine3 = combine3};
     int reproducible = mca_coll_adapt2_checked_int("reproducible", c->reproducible, 0, 1, 0);
     if (call->all) {
         adapt2_allreduce_settings_t s;

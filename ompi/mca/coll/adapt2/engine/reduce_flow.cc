@@ -213,6 +213,7 @@ void ReduceFlow::fold_ready(Slot &slot) {
             fold(slot, order_[slot.next_fixed--]);
         }
     } else {
+        if (!slot.acc && pairs_into_result() && !fold_first_pair(slot)) return;
         // Own data waits for the first child, whose buffer then becomes the
         // accumulator: no copy. A leaf has only its own data.
         for (int x = 0; x < children(); ++x) {
@@ -241,6 +242,32 @@ bool ReduceFlow::adoptable(const Slot &slot, int operand) const {
 // buffer: it is the destination anyway.
 bool ReduceFlow::copies_to_result() const { return is_root() && !in_place_ && result_.contiguous(); }
 
+// A root that would copy its first operand into the result combines the
+// first two straight into it instead (out = a op b): one pass over the data
+// less, which is what a two-rank reduce spends besides the transfer. Only
+// in arrival order (commutative ops), where operand order does not matter.
+bool ReduceFlow::pairs_into_result() const {
+    return copies_to_result() && op_.combine3 && !fixed_order_ && children() > 0;
+}
+
+// Folds the first two operands that are here into the result; false (and
+// nothing folded) until two are here.
+bool ReduceFlow::fold_first_pair(Slot &slot) {
+    int pair[2], found = 0;
+    for (int x = 0; x <= children() && found < 2; ++x) {
+        if (slot.ready[x] && !slot.folded[x]) pair[found++] = x;
+    }
+    if (found < 2) return false;
+    note_folded(slot, pair[0]);
+    note_folded(slot, pair[1]);
+    slot.acc = result_.at(segments_.offset(slot.segment));
+    int rc = op_.combine3(op_.ctx, operand_data(slot, pair[0]), operand_data(slot, pair[1]), slot.acc,
+                          units(slot.segment));
+    if (rc != 0) schedule_.set_error(rc);
+    schedule_.trace_combined(id_, slot.segment, segments_.bytes(slot.segment));
+    return true;
+}
+
 // Where the first operand is copied when it cannot be adopted.
 char *ReduceFlow::copy_target(Slot &slot) {
     if (copies_to_result()) return result_.at(segments_.offset(slot.segment));
@@ -250,11 +277,7 @@ char *ReduceFlow::copy_target(Slot &slot) {
 void ReduceFlow::fold(Slot &slot, int operand) {
     const char *src = operand_data(slot, operand);
     const size_t len = segments_.bytes(slot.segment);
-    slot.folded[operand] = 1;
-    ++slot.folds;
-    if (operand == own_index() && ++own_folded_ == segments_.count() && await_ && children() > 0) {
-        schedule_.grace_not_needed();  // nothing of the user's is read any more
-    }
+    note_folded(slot, operand);
     if (children() == 0) {  // a leaf sends its own data as it is
         slot.acc = const_cast<char *>(src);
         return;
@@ -271,6 +294,14 @@ void ReduceFlow::fold(Slot &slot, int operand) {
     int rc = op_.combine(op_.ctx, src, slot.acc, units(slot.segment));
     if (rc != 0) schedule_.set_error(rc);
     schedule_.trace_combined(id_, slot.segment, len);
+}
+
+void ReduceFlow::note_folded(Slot &slot, int operand) {
+    slot.folded[operand] = 1;
+    ++slot.folds;
+    if (operand == own_index() && ++own_folded_ == segments_.count() && await_ && children() > 0) {
+        schedule_.grace_not_needed();  // nothing of the user's is read any more
+    }
 }
 
 void ReduceFlow::segment_reduced(Slot &slot) {

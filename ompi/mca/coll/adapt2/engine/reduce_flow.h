@@ -113,6 +113,9 @@ private:
     const char *operand_data(const Slot &slot, int operand) const;
     bool adoptable(const Slot &slot, int operand) const;
     bool copies_to_result() const;
+    bool pairs_into_result() const;
+    bool fold_first_pair(Slot &slot);
+    void note_folded(Slot &slot, int operand);
     char *copy_target(Slot &slot);
     void segment_reduced(Slot &slot);
     void deliver(Slot &slot);
