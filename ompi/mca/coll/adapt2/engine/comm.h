@@ -20,7 +20,8 @@ public:
 
     Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes, uint32_t id = 0,
          size_t detach_max_bytes = 0, ProgressFn progress = nullptr)
-        : transport_(std::move(transport)), rank_(rank), size_(size), id_(id), trees_(size),
+        : transport_(std::move(transport)), rank_(rank), size_(size), id_(id),
+          trees_(std::make_shared<TreeCache>(size)),
           pool_(pool_max_bytes), detach_pool_(detach_max_bytes), progress_(progress) {}
 
     int rank() const { return rank_; }
@@ -30,7 +31,12 @@ public:
     // sequence, so (id, call) names one collective on all ranks (traces).
     uint32_t next_call() { return calls_.fetch_add(1, std::memory_order_relaxed); }
     Transport &transport() { return *transport_; }
-    TreeCache &trees() { return trees_; }
+    TreeCache &trees() { return *trees_; }
+    // Several Comms of one process may share one cache of the same
+    // communicator's trees (the simulator runs every rank in one process:
+    // a tree per rank would cost memory quadratic in the ranks). Call before
+    // the first collective.
+    void share_trees(std::shared_ptr<TreeCache> trees) { trees_ = std::move(trees); }
     BufferPool &pool() { return pool_; }
     // Private copies of detached calls; its cap bounds what detaching holds.
     BufferPool &detach_pool() { return detach_pool_; }
@@ -51,7 +57,7 @@ private:
     int size_;
     uint32_t id_;  // Open MPI's context id; names the communicator in traces
     std::atomic<uint32_t> calls_{0};
-    TreeCache trees_;
+    std::shared_ptr<TreeCache> trees_;
     BufferPool pool_;
     BufferPool detach_pool_;
     ProgressFn progress_;
