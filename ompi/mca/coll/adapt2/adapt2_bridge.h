@@ -47,6 +47,12 @@ typedef struct adapt2_bcast_settings {
     int blocking;           /* a blocking call: if the detach pool is full it waits for room
                                (older detached calls finish) instead of running coupled, and
                                it copies only for peers late past a grace period (below) */
+    /* Multi-level trees (node, NUMA domain, core), for a communicator whose
+     * engine knows where its ranks are (adapt2_comm_settings_t.node): */
+    int topology;           /* 1: use one when the communicator spans nodes or NUMA domains */
+    int node_algorithm;     /* tree between node leaders (AUTO: binomial) */
+    int numa_algorithm;     /* tree between the NUMA-domain leaders of a node (AUTO: flat) */
+    size_t topology_segment_size; /* segment size of multi-level trees (0: one segment) */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
@@ -142,6 +148,8 @@ typedef struct adapt2_comm_settings {
     size_t pool_max_bytes;     /* cap on staging buffers */
     size_t detach_max_bytes;   /* cap on the copies of detached calls (0: never detach) */
     void (*progress)(void);    /* advances the transports (waiting for detach room) */
+    const int *node;           /* per rank: its node (equal = same node), or NULL: unknown */
+    const int *numa;           /* per rank: its NUMA domain within its node, or NULL */
 } adapt2_comm_settings_t;
 
 /* Per-communicator engine state. */
@@ -153,6 +161,16 @@ adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2_transport_
 void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank);
 int mca_coll_adapt2_engine_trace_write(const char *prefix);
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
+
+/* What the engine knows of a communicator's layout, and how often this rank
+ * crossed its slow links. */
+typedef struct adapt2_comm_shape {
+    int nodes;        /* nodes its ranks are on (1 when unknown) */
+    int multi_level;  /* more than one node, or a node with several NUMA domains */
+    uint64_t internode_segments; /* segments this rank sent to other nodes */
+    uint64_t internode_bytes;
+} adapt2_comm_shape_t;
+void mca_coll_adapt2_engine_comm_shape(const adapt2_engine_comm_t *comm, adapt2_comm_shape_t *out);
 
 /* How many consecutive tags (counting down from the one passed to ibcast) a
  * broadcast of `bytes` packed bytes with these settings uses; every rank
@@ -212,6 +230,8 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_DETACH_BYTES,     /* bytes copied so that calls could detach */
     ADAPT2_COUNTER_DETACH_REFUSED,   /* calls that could have detached but found the cap reached */
     ADAPT2_COUNTER_DETACH_WAITS,     /* blocking calls that waited for room under the cap */
+    ADAPT2_COUNTER_INTERNODE_SEGMENTS, /* segments sent to a rank on another node */
+    ADAPT2_COUNTER_INTERNODE_BYTES,    /* their bytes */
     ADAPT2_COUNTER_COUNT
 } adapt2_counter_t;
 uint64_t mca_coll_adapt2_engine_counter(int which);

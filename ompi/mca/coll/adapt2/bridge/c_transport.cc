@@ -26,6 +26,13 @@ private:
     adapt2_transport_ops_t ops_;
 };
 
+adapt2::Topology topology_of(const adapt2_comm_settings_t &s) {
+    adapt2::Topology topo;
+    topo.node.assign(s.node, s.node + s.size);
+    if (s.numa) topo.numa.assign(s.numa, s.numa + s.size);
+    return topo;
+}
+
 }  // namespace
 }  // namespace adapt2
 
@@ -35,6 +42,7 @@ extern "C" adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2
         auto transport = std::make_unique<adapt2::CTransport>(*ops);
         auto *comm = new adapt2::Comm(std::move(transport), s->rank, s->size, s->pool_max_bytes, s->comm_id,
                                       s->detach_max_bytes, s->progress);
+        if (s->node) comm->set_topology(adapt2::topology_of(*s));
         return reinterpret_cast<adapt2_engine_comm_t *>(comm);
     } catch (...) {
         return nullptr;

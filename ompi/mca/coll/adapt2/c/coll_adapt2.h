@@ -56,6 +56,12 @@ typedef struct mca_coll_adapt2_component_t {
     long allreduce_ring_min_bytes;
     long allreduce_ring_max_bytes;
     long allreduce_recdoubling_max_bytes;
+    /* multi-level trees (coll_adapt2_topology.c) */
+    int topology;
+    char *nodes;             /* node boundaries declared by hand; empty: Open MPI's view */
+    char *node_algorithm;
+    char *numa_algorithm;
+    long topology_segment_size;
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
@@ -86,6 +92,8 @@ typedef struct mca_coll_adapt2_module_t {
     void *transport_ctx;          /* the UCX transport's per-communicator state */
     volatile int32_t calls;       /* requests of this communicator not destroyed yet */
     bool is_world;       /* MPI_COMM_WORLD's: its end (in MPI_Finalize) writes the trace */
+    bool multi_level;    /* the engine knows the ranks span nodes or NUMA domains */
+    uint32_t cid;        /* the communicator's context id (set with the engine) */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
@@ -117,6 +125,12 @@ typedef struct mca_coll_adapt2_request_t {
     struct mca_coll_adapt2_request_t *next_deferred;
 } mca_coll_adapt2_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
+
+/* where the ranks are (coll_adapt2_topology.c) */
+int mca_coll_adapt2_topology_register(void);
+bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa);
+void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s,
+                                       const mca_coll_adapt2_module_t *module);
 
 /* component / module */
 int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads);

@@ -52,6 +52,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     if (NULL == engine) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    mca_coll_adapt2_topology_settings(&settings, module);
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm, module);
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;

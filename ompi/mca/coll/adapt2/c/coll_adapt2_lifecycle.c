@@ -117,12 +117,33 @@ static void progress_transports(void)
     opal_progress();
 }
 
+/* Where the ranks are, for the engine; reported at verbose level 10. */
+static void describe_layout(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm)
+{
+    adapt2_comm_shape_t shape;
+    mca_coll_adapt2_engine_comm_shape(module->engine, &shape);
+    module->multi_level = shape.multi_level != 0;
+    module->cid = comm->c_contextid;
+    ADAPT2_VERBOSE(10, "(%s) %d rank(s) on %d node(s)%s; multi-level trees %s", comm->c_name,
+                   ompi_comm_size(comm), shape.nodes,
+                   mca_coll_adapt2_component.nodes && mca_coll_adapt2_component.nodes[0]
+                       ? " (declared by coll_adapt2_nodes)" : "",
+                   module->multi_level ? "apply (coll_adapt2_topology)" : "do not apply");
+}
+
 adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module,
                                                     ompi_communicator_t *comm)
 {
     if (module->engine) {
         return module->engine;
     }
+    const int size = ompi_comm_size(comm);
+    int *node = malloc(2 * (size_t) size * sizeof *node);
+    if (NULL == node) {
+        return NULL;
+    }
+    int *numa = node + size;
+    bool numa_known = mca_coll_adapt2_topology_of(comm, node, numa);
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     adapt2_transport_ops_t ops;
     connect_transport(module, comm, &ops);
@@ -135,12 +156,16 @@ adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *mo
         .detach_max_bytes = (size_t) mca_coll_adapt2_checked_long(
             "detach_max_bytes", c->detach_max_bytes, 0, LONG_MAX, 8L << 20),
         .progress = progress_transports,
+        .node = node,
+        .numa = numa_known ? numa : NULL,
     };
     module->engine = mca_coll_adapt2_engine_comm_create(&ops, &s);
+    free(node);
     if (NULL == module->engine) {
         opal_output(0, "coll:adapt2: (%s) out of memory creating the engine", comm->c_name);
         return NULL;
     }
+    describe_layout(module, comm);
     arm_drains(module, comm);
     mca_coll_adapt2_progress_start(module->transport);
     return module->engine;

@@ -16,6 +16,8 @@ static void module_construct(mca_coll_adapt2_module_t *module)
     module->transport_ctx = NULL;
     module->calls = 0;
     module->is_world = false;
+    module->multi_level = false;
+    module->cid = 0;
     memset(&module->previous, 0, sizeof module->previous);
 }
 
@@ -30,6 +32,18 @@ static void write_trace(void)
     }
 }
 
+/* How often this rank crossed the communicator's slow links (verbose 10). */
+static void report_internode(mca_coll_adapt2_module_t *module)
+{
+    adapt2_comm_shape_t shape;
+    mca_coll_adapt2_engine_comm_shape(module->engine, &shape);
+    if (shape.nodes > 1) {
+        ADAPT2_VERBOSE(10, "(cid %u) sent %" PRIu64 " segment(s), %" PRIu64
+                       " byte(s) to other nodes (%d nodes)", (unsigned) module->cid,
+                       shape.internode_segments, shape.internode_bytes, shape.nodes);
+    }
+}
+
 static void module_destruct(mca_coll_adapt2_module_t *module)
 {
     mca_coll_adapt2_fallback_t *p = &module->previous;
@@ -37,6 +51,7 @@ static void module_destruct(mca_coll_adapt2_module_t *module)
         write_trace();
     }
     if (module->engine) {
+        report_internode(module);
         mca_coll_adapt2_engine_comm_destroy(module->engine);
         module->engine = NULL;
     }

@@ -148,6 +148,9 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, const char *algori
                                                   -1, LONG_MAX, -1);
     s->await_min_bytes = (size_t) (await_min >= 0 ? await_min : auto_await_min_bytes());
     s->blocking = 0;
+    s->topology = 0; /* mca_coll_adapt2_topology_settings() sets these */
+    s->node_algorithm = s->numa_algorithm = ADAPT2_ALG_AUTO;
+    s->topology_segment_size = 0;
 }
 
 /* Whether a collective's algorithm parameter says to hand calls to the

@@ -35,6 +35,11 @@ static const struct {
      "(non-blocking calls, or blocking ones after waiting)"},
     {ADAPT2_COUNTER_DETACH_WAITS, "detach_waits",
      "Blocking calls that waited for older calls to free room under coll_adapt2_detach_max_bytes"},
+    {ADAPT2_COUNTER_INTERNODE_SEGMENTS, "internode_segments",
+     "Segments this process sent to ranks on other nodes (all communicators; the verbose output "
+     "at level 10 gives them per communicator when it is freed)"},
+    {ADAPT2_COUNTER_INTERNODE_BYTES, "internode_bytes",
+     "Bytes of the internode_segments"},
 };
 
 static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)

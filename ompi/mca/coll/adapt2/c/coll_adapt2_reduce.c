@@ -159,6 +159,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
         mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
                                       "allreduce_segment_size", c->allreduce_segment_size, 64L << 10);
         s.tree.detach_max_message = 0; /* every rank needs every contribution: nothing to detach */
+        mca_coll_adapt2_topology_settings(&s.tree, call->module);
         s.algorithm = allreduce_algorithm();
         s.ring_min_bytes = (size_t) mca_coll_adapt2_checked_long(
             "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, 256L << 10);
@@ -177,6 +178,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
                                   "reduce_segment_size", c->reduce_segment_size, 256L << 10);
     s.reproducible = reproducible;
     s.tree.blocking = call->blocking;
+    mca_coll_adapt2_topology_settings(&s.tree, call->module);
     if (!ompi_op_is_intrinsic(call->op)) {
         /* A user function may rely on state that lives only during the call:
          * never call it after the call returned. */

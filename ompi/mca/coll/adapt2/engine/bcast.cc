@@ -16,7 +16,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
                 const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
                 Grace **grace) {
     BcastPlan plan = plan_bcast(settings, data.bytes, comm.size());
-    auto tree = comm.trees().get(plan.tree, root);
+    auto tree = planned_tree(comm.trees(), plan, root);
     BcastArgs args;
     args.rank = comm.rank();
     args.tag = tag;

@@ -37,6 +37,21 @@ public:
     // a tree per rank would cost memory quadratic in the ranks). Call before
     // the first collective.
     void share_trees(std::shared_ptr<TreeCache> trees) { trees_ = std::move(trees); }
+    // Where the ranks are (multi-level trees; inter-node counters). Call
+    // before the first collective.
+    void set_topology(Topology topology) { trees_ = std::make_shared<TreeCache>(std::move(topology)); }
+    const Topology &topology() const { return trees_->topology(); }
+    bool is_remote(int peer) const { return !topology().same_node(rank_, peer); }
+
+    // Segments and bytes this rank sent to other nodes (added once per call).
+    void count_internode(uint64_t segments, uint64_t bytes) {
+        internode_segments_.fetch_add(segments, std::memory_order_relaxed);
+        internode_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+        count(Counter::internode_segments, segments);
+        count(Counter::internode_bytes, bytes);
+    }
+    uint64_t internode_segments() const { return internode_segments_.load(std::memory_order_relaxed); }
+    uint64_t internode_bytes() const { return internode_bytes_.load(std::memory_order_relaxed); }
     BufferPool &pool() { return pool_; }
     // Private copies of detached calls; its cap bounds what detaching holds.
     BufferPool &detach_pool() { return detach_pool_; }
@@ -57,6 +72,8 @@ private:
     int size_;
     uint32_t id_;  // Open MPI's context id; names the communicator in traces
     std::atomic<uint32_t> calls_{0};
+    std::atomic<uint64_t> internode_segments_{0};
+    std::atomic<uint64_t> internode_bytes_{0};
     std::shared_ptr<TreeCache> trees_;
     BufferPool pool_;
     BufferPool detach_pool_;

@@ -20,6 +20,8 @@ enum class Counter : int {
     detach_bytes,
     detach_refused,
     detach_waits,
+    internode_segments,
+    internode_bytes,
     count_
 };
 

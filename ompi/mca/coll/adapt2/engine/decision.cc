@@ -26,9 +26,27 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
 // add handshakes, and its messages go whole.
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
     (void)bytes;
+    const TreeSpec auto_tree{TreeShape::knomial, s.radix};
+    if (s.topology) return multi_level_plan(s, s.algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.algorithm, s) : auto_tree);
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     const bool flat = comm_size <= s.radix;
-    return {{TreeShape::knomial, s.radix}, flat ? 0 : s.segment_size};
+    return {auto_tree, flat ? 0 : s.segment_size};
+}
+
+// Between nodes a binomial tree by default (few slow hops on the critical
+// path), the NUMA leaders of a node all from their node leader, a wide
+// k-nomial inside each domain; segments of topology_segment_size so that a
+// node leader forwards the first segment inside its node and to the next
+// node while later ones are still on their way.
+BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core) {
+    BcastPlan plan{core, s.topology_segment_size};
+    plan.multi_level = true;
+    plan.levels.node = s.node_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.node_algorithm, s)
+                                                            : TreeSpec{TreeShape::binomial, 0};
+    plan.levels.numa = s.numa_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.numa_algorithm, s)
+                                                            : TreeSpec{TreeShape::flat, 0};
+    plan.levels.core = core;
+    return plan;
 }
 
 // Auto, measured with perf/ (README, "Choosing the defaults"): below 1 MiB
@@ -37,6 +55,10 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
 // segments, which spreads the combining over the ranks and pipelines it.
 BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative) {
     if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
+    if (s.topology) {
+        const bool forced = s.algorithm != ADAPT2_ALG_AUTO;
+        return multi_level_plan(s, forced ? tree_for_algorithm(s.algorithm, s) : TreeSpec{TreeShape::knomial, s.radix});
+    }
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     constexpr size_t kLarge = size_t{1} << 20;
     if (bytes < kLarge) return {{TreeShape::knomial, s.radix}, 0};
@@ -56,6 +78,9 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     case ADAPT2_ALLREDUCE_TREE: return ADAPT2_ALLREDUCE_TREE;
     default: break;
     }
+    // Across nodes the ring and recursive doubling cross slow links at
+    // every step; the multi-level tree crosses each once per segment.
+    if (s.tree.topology) return ADAPT2_ALLREDUCE_TREE;
     if (contiguous && bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     return ADAPT2_ALLREDUCE_TREE;

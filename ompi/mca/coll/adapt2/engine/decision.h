@@ -7,14 +7,28 @@
 #include <cstddef>
 
 #include "../adapt2_bridge.h"
+#include "topology.h"
 #include "tree.h"
+#include "tree_cache.h"
 
 namespace adapt2 {
 
 struct BcastPlan {
     TreeSpec tree;
     size_t segment_bytes;
+    bool multi_level = false;  // the tree of `levels` (topology.h) instead of `tree`
+    LevelSpecs levels{};
 };
+
+// Multi-level plans apply where settings.topology says the communicator
+// spans nodes or NUMA domains (the C layer knows, from the engine's
+// topology); `core` is the flat plan's tree, used inside each NUMA domain.
+BcastPlan multi_level_plan(const adapt2_tree_settings_t &settings, TreeSpec core);
+
+// The plan's tree, from the communicator's cache.
+inline std::shared_ptr<const Tree> planned_tree(TreeCache &trees, const BcastPlan &plan, int root) {
+    return plan.multi_level ? trees.get(plan.levels, root) : trees.get(plan.tree, root);
+}
 
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size);
 

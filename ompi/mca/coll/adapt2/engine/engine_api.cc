@@ -68,6 +68,15 @@ void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {
     delete reinterpret_cast<adapt2::Comm *>(comm);
 }
 
+void mca_coll_adapt2_engine_comm_shape(const adapt2_engine_comm_t *engine_comm, adapt2_comm_shape_t *out) {
+    const auto *comm = reinterpret_cast<const adapt2::Comm *>(engine_comm);
+    const adapt2::Topology &topo = comm->topology();
+    out->nodes = topo.empty() ? 1 : topo.nodes();
+    out->multi_level = topo.multi_level() ? 1 : 0;
+    out->internode_segments = comm->internode_segments();
+    out->internode_bytes = comm->internode_bytes();
+}
+
 int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *buf,
                                   int root, int tag, const adapt2_bcast_settings_t *settings,
                                   adapt2_done_fn done, adapt2_done_fn finished, void *ctx,

@@ -59,7 +59,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     // parent may detach and go computing before a late leaf arrives, and
     // that leaf would then wait for its next MPI call (measured: noise
     // amplification of a 1 MiB reduce at np 4 went from 0.9-1.0 to 1.7-2.2).
-    auto tree = comm.trees().get(plan.tree, root);
+    auto tree = planned_tree(comm.trees(), plan, root);
     const bool leaf = tree->children(comm.rank()).size() == 0;
     args.await = grace && settings.tree.blocking && args.copy && (in_place ? result.contig : own.contig) &&
                  (!leaf || tree->parent(comm.rank()) == root);
@@ -126,7 +126,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     }
     const int root = 0;
     BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0);
-    auto tree = comm.trees().get(plan.tree, root);
+    auto tree = planned_tree(comm.trees(), plan, root);
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,

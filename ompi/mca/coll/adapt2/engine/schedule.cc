@@ -50,6 +50,10 @@ int Schedule::post(Op *op, Post transport_call) {
 int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
     op->peer = peer;
     if (tracer_) trace(TraceKind::post_send, op->flow, op->segment, peer, op->bytes);
+    if (op->bytes > 0 && comm_.is_remote(peer)) {  // hellos carry no data
+        ++internode_segments_;
+        internode_bytes_ += op->bytes;
+    }
     return post(op, [&] { return transport_.send(buf, op->bytes, peer, tag, op); });
 }
 
@@ -186,6 +190,7 @@ void Schedule::finish() {
     for (auto &f : flows_) f->finish();
     if (tracer_) trace(TraceKind::call_done, 0, 0, -1, 0);
     if (grace_) grace_->release();
+    if (internode_segments_ > 0) comm_.count_internode(internode_segments_, internode_bytes_);
     DoneFn done = reported_ ? nullptr : done_;
     DoneFn finished = finished_;
     void *ctx = done_ctx_;

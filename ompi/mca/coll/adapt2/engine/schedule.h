@@ -55,7 +55,7 @@ private:
 class Schedule final {
 public:
     Schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished = nullptr)
-        : transport_(comm.transport()), done_(done), finished_(finished), done_ctx_(done_ctx) {}
+        : comm_(comm), transport_(comm.transport()), done_(done), finished_(finished), done_ctx_(done_ctx) {}
     Schedule(const Schedule &) = delete;
     Schedule &operator=(const Schedule &) = delete;
 
@@ -112,6 +112,7 @@ private:
     void report_if_locally_done();
     void finish();
 
+    Comm &comm_;
     Transport &transport_;
     DoneFn done_;
     DoneFn finished_;
@@ -120,6 +121,8 @@ private:
     Grace *grace_ = nullptr;
     int error_ = 0;
     int in_flight_ = 0;  // posted operations not yet handled
+    uint64_t internode_segments_ = 0;  // sent to other nodes, counted once at the end
+    uint64_t internode_bytes_ = 0;
     std::vector<std::unique_ptr<Flow>> flows_;
     std::vector<Op> ops_;
     std::vector<Op *> free_ops_;

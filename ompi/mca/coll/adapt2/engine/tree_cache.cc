@@ -2,18 +2,32 @@
 
 namespace adapt2 {
 
-std::shared_ptr<const Tree> TreeCache::get(const TreeSpec &spec, int root) {
+template <typename Matches, typename Build>
+std::shared_ptr<const Tree> TreeCache::find_or_build(Matches matches, Build build, Entry key) {
     std::lock_guard<std::mutex> guard(lock_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->root == root && it->spec == spec) {
+        if (matches(*it)) {
             entries_.splice(entries_.begin(), entries_, it);
             return entries_.front().tree;
         }
     }
-    auto tree = std::make_shared<const Tree>(build_tree(spec, size_, root));
-    entries_.push_front({spec, root, tree});
+    key.tree = std::make_shared<const Tree>(build());
+    entries_.push_front(key);
     if (entries_.size() > capacity_) entries_.pop_back();
-    return tree;
+    return key.tree;
+}
+
+std::shared_ptr<const Tree> TreeCache::get(const TreeSpec &spec, int root) {
+    return find_or_build(
+        [&](const Entry &e) { return !e.multi_level && e.root == root && e.spec == spec; },
+        [&] { return build_tree(spec, size_, root); }, Entry{false, spec, {}, root, nullptr});
+}
+
+std::shared_ptr<const Tree> TreeCache::get(const LevelSpecs &levels, int root) {
+    if (topology_.empty()) return get(levels.core, root);
+    return find_or_build(
+        [&](const Entry &e) { return e.multi_level && e.root == root && e.levels == levels; },
+        [&] { return build_level_tree(topology_, levels, root); }, Entry{true, {}, levels, root, nullptr});
 }
 
 }  // namespace adapt2

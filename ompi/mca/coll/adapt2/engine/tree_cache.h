@@ -1,6 +1,7 @@
-// Per-communicator cache of built trees, keyed by (shape, parameter, root).
-// Trees are shared read-only; the cache keeps the most recently used ones so
-// memory stays bounded when a communicator broadcasts from many roots.
+// Per-communicator cache of built trees, keyed by (shape, parameter, root),
+// or for multi-level trees by (the shape of each level, root). Trees are
+// shared read-only; the cache keeps the most recently used ones so memory
+// stays bounded when a communicator broadcasts from many roots.
 #ifndef ADAPT2_ENGINE_TREE_CACHE_H
 #define ADAPT2_ENGINE_TREE_CACHE_H
 
@@ -8,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "topology.h"
 #include "tree.h"
 
 namespace adapt2 {
@@ -15,17 +17,29 @@ namespace adapt2 {
 class TreeCache {
 public:
     explicit TreeCache(int comm_size, size_t capacity = 32) : size_(comm_size), capacity_(capacity) {}
+    // A communicator whose ranks' places are known (multi-level trees).
+    explicit TreeCache(Topology topology, size_t capacity = 32)
+        : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)) {}
 
     std::shared_ptr<const Tree> get(const TreeSpec &spec, int root);
+    // Needs a topology (without one: the flat tree of levels.core).
+    std::shared_ptr<const Tree> get(const LevelSpecs &levels, int root);
+    const Topology &topology() const { return topology_; }
 
 private:
     struct Entry {
-        TreeSpec spec;
+        bool multi_level;
+        TreeSpec spec;      // flat trees
+        LevelSpecs levels;  // multi-level trees
         int root;
         std::shared_ptr<const Tree> tree;
     };
+    template <typename Matches, typename Build>
+    std::shared_ptr<const Tree> find_or_build(Matches matches, Build build, Entry key);
+
     int size_;
     size_t capacity_;
+    Topology topology_;
     std::mutex lock_;           // taken once per collective call, never per segment
     std::list<Entry> entries_;  // most recently used first
 };

@@ -1,0 +1,197 @@
+/*
+ * Where a communicator's ranks are: their node and, on this rank's node,
+ * their NUMA domain. The engine builds multi-level trees from it (node
+ * leaders, then NUMA leaders, then cores; engine/topology.h).
+ *
+ * Nodes come from Open MPI's view of the processes (their hostnames), or
+ * from coll_adapt2_nodes, which declares node boundaries by hand so the
+ * multi-level logic can be tested on one host. NUMA domains come from the
+ * locality strings the runtime gives for processes on this node (bound
+ * processes only). Every rank of a node derives the same numbers without
+ * communicating (no blocking communication before the first collective may
+ * be needed). Ranks on other nodes get domain 0: a rank's parent and
+ * children never depend on the inside of other nodes.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_adapt2.h"
+
+#include "ompi/proc/proc.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/proc.h"
+
+int mca_coll_adapt2_topology_register(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    mca_coll_adapt2_register_int("topology",
+        "1: multi-level trees (between nodes, between the NUMA domains of a node, inside a "
+        "domain) when a communicator spans several nodes or NUMA domains; 0: flat trees", 1,
+        &c->topology);
+    mca_coll_adapt2_register_string("nodes",
+        "Declare node boundaries by hand (to test multi-level trees on one host): 'block:N' "
+        "(every N consecutive ranks of MPI_COMM_WORLD form a node), 'cyclic:N' (world rank r is "
+        "on node r mod N), 'list:A,B,...' (the node of each world rank); empty: where Open MPI "
+        "says the processes are (read when a communicator's first collective runs)", "",
+        &c->nodes);
+    mca_coll_adapt2_register_string("node_algorithm",
+        "Multi-level trees: the tree between node leaders (auto: binomial)", "auto",
+        &c->node_algorithm);
+    mca_coll_adapt2_register_string("numa_algorithm",
+        "Multi-level trees: the tree between the NUMA-domain leaders of a node (auto: flat)",
+        "auto", &c->numa_algorithm);
+    mca_coll_adapt2_register_long("topology_segment_size",
+        "Multi-level trees: segment size in bytes (0: one segment), for broadcast, reduce and "
+        "the tree allreduce", 256L << 10, &c->topology_segment_size);
+    return OMPI_SUCCESS;
+}
+
+/* The multi-level parts of a call's tree settings. */
+void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll_adapt2_module_t *module)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    s->topology = module->multi_level &&
+                  mca_coll_adapt2_checked_int("topology", c->topology, 0, 1, 1);
+    if (!s->topology) {
+        return;
+    }
+    s->node_algorithm = mca_coll_adapt2_checked_algorithm("node_algorithm", c->node_algorithm);
+    s->numa_algorithm = mca_coll_adapt2_checked_algorithm("numa_algorithm", c->numa_algorithm);
+    s->topology_segment_size = (size_t) mca_coll_adapt2_checked_long(
+        "topology_segment_size", c->topology_segment_size, 0, INT_MAX, 256L << 10);
+}
+
+static int world_rank_of(ompi_proc_t *proc)
+{
+    return (int) proc->super.proc_name.vpid;
+}
+
+/* Node of each world rank from "block:N", "cyclic:N" or "list:A,B,...";
+ * false (reported) when the value is malformed. */
+static bool declared_node(const char *spec, int world_rank, int *node)
+{
+    long n;
+    char *end;
+    if (0 == strncmp(spec, "block:", 6) || 0 == strncmp(spec, "cyclic:", 7)) {
+        bool block = 'b' == spec[0];
+        n = strtol(spec + (block ? 6 : 7), &end, 10);
+        if (n < 1 || *end != '\0') {
+            return false;
+        }
+        *node = block ? (int) (world_rank / n) : (int) (world_rank % n);
+        return true;
+    }
+    if (0 != strncmp(spec, "list:", 5)) {
+        return false;
+    }
+    const char *p = spec + 5;
+    for (int i = 0;; ++i) {
+        n = strtol(p, &end, 10);
+        if (end == p || n < 0) {
+            return false;
+        }
+        if (i == world_rank) {
+            *node = (int) n;
+            return true;
+        }
+        if (*end != ',') {
+            return false; /* the list is shorter than the world */
+        }
+        p = end + 1;
+    }
+}
+
+/* Node numbers from hostnames: the index of the first rank on the same host. */
+static bool nodes_from_hostnames(ompi_communicator_t *comm, int size, int *node)
+{
+    char **names = malloc((size_t) size * sizeof *names);
+    if (NULL == names) {
+        return false;
+    }
+    for (int r = 0; r < size; ++r) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        names[r] = proc ? opal_get_proc_hostname(&proc->super) : NULL;
+        node[r] = r;
+        for (int q = 0; q < r && names[r]; ++q) {
+            if (names[q] && 0 == strcmp(names[q], names[r])) {
+                node[r] = node[q];
+                break;
+            }
+        }
+    }
+    free(names);
+    return true;
+}
+
+static bool nodes_declared(ompi_communicator_t *comm, int size, const char *spec, int *node)
+{
+    for (int r = 0; r < size; ++r) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        if (NULL == proc || !declared_node(spec, world_rank_of(proc), &node[r])) {
+            mca_coll_adapt2_report_invalid("nodes", spec, "(Open MPI's view)",
+                                           "expected block:N, cyclic:N or list:A,B,... covering "
+                                           "every world rank");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The NUMA domain (else socket) number in a locality string, or -1. */
+static int domain_in_locality(const char *loc)
+{
+    static const char *keys[] = {"NM", "SK"};
+    for (int k = 0; k < 2 && loc; ++k) {
+        for (const char *p = strstr(loc, keys[k]); p; p = strstr(p + 2, keys[k])) {
+            if (isdigit((unsigned char) p[2]) && (p == loc || p[-1] == ':')) {
+                return atoi(p + 2);
+            }
+        }
+    }
+    return -1;
+}
+
+/* NUMA domains of the ranks on this node; false if any is unknown (then the
+ * node counts as one domain: all its ranks see the same strings). */
+static bool numa_of_local_ranks(ompi_communicator_t *comm, int size, const int *node, int *numa)
+{
+    const int me = ompi_comm_rank(comm);
+    for (int r = 0; r < size; ++r) {
+        numa[r] = 0;
+        if (node[r] != node[me]) {
+            continue;
+        }
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
+        char *loc = NULL;
+        int rc = OPAL_ERR_NOT_FOUND;
+        if (proc) {
+            OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_LOCALITY_STRING, &proc->super.proc_name,
+                                           &loc, OPAL_STRING);
+        }
+        numa[r] = OPAL_SUCCESS == rc ? domain_in_locality(loc) : -1;
+        free(loc);
+        if (numa[r] < 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Fills node[] and numa[] (size entries each) for `comm`; returns whether
+ * numa[] holds real domains. A declared layout (coll_adapt2_nodes) has none. */
+bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa)
+{
+    const int size = ompi_comm_size(comm);
+    const char *spec = mca_coll_adapt2_component.nodes;
+    if (spec && spec[0] && nodes_declared(comm, size, spec, node)) {
+        return false;
+    }
+    if (!nodes_from_hostnames(comm, size, node)) {
+        for (int r = 0; r < size; ++r) {
+            node[r] = 0;
+        }
+        return false;
+    }
+    return numa_of_local_ranks(comm, size, node, numa);
+}

@@ -1,0 +1,101 @@
+#include "topology.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace adapt2 {
+namespace {
+
+using Domains = std::vector<std::vector<int>>;  // the ranks of each NUMA domain of one node
+
+// Ranks grouped by node, then by NUMA domain; groups in order of their first
+// rank, ranks ascending. Every rank computes the same from the same input.
+std::vector<Domains> group_ranks(const Topology &topo) {
+    std::vector<Domains> nodes;
+    std::map<int, int> node_index;
+    std::vector<std::map<int, int>> domain_index;
+    for (int r = 0; r < topo.size(); ++r) {
+        auto [n, new_node] = node_index.emplace(topo.node[r], static_cast<int>(nodes.size()));
+        if (new_node) {
+            nodes.emplace_back();
+            domain_index.emplace_back();
+        }
+        const int ni = n->second;
+        const int numa = topo.numa.empty() ? 0 : topo.numa[r];
+        auto [d, new_domain] = domain_index[ni].emplace(numa, static_cast<int>(nodes[ni].size()));
+        if (new_domain) nodes[ni].emplace_back();
+        nodes[ni][d->second].push_back(r);
+    }
+    return nodes;
+}
+
+bool contains(const std::vector<int> &ranks, int rank) {
+    return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+}
+
+// A group's leader: the root if it is in the group, else its lowest rank.
+int leader_of(const std::vector<int> &ranks, int root) { return contains(ranks, root) ? root : ranks.front(); }
+
+std::vector<int> ranks_of(const Domains &node) {
+    std::vector<int> all;
+    for (const auto &domain : node) all.insert(all.end(), domain.begin(), domain.end());
+    std::sort(all.begin(), all.end());
+    return all;
+}
+
+class LevelLinker {
+public:
+    explicit LevelLinker(int size) : parent_(size, -1), children_(size) {}
+
+    // Links `ranks` by a `spec` tree rooted at `top`, one of them.
+    void link(const TreeSpec &spec, const std::vector<int> &ranks, int top) {
+        const int n = static_cast<int>(ranks.size());
+        if (n < 2) return;
+        const int top_index = static_cast<int>(std::find(ranks.begin(), ranks.end(), top) - ranks.begin());
+        const Tree level = build_tree(spec, n, top_index);
+        for (int i = 0; i < n; ++i) {
+            for (int c : level.children(i)) {
+                parent_[ranks[c]] = ranks[i];
+                children_[ranks[i]].push_back(ranks[c]);
+            }
+        }
+    }
+
+    Tree finish(int root) { return Tree(root, std::move(parent_), children_); }
+
+private:
+    std::vector<int> parent_;
+    std::vector<std::vector<int>> children_;
+};
+
+}  // namespace
+
+int Topology::nodes() const { return static_cast<int>(std::set<int>(node.begin(), node.end()).size()); }
+
+bool Topology::multi_level() const {
+    if (nodes() > 1) return true;
+    return !numa.empty() && std::set<int>(numa.begin(), numa.end()).size() > 1;
+}
+
+Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root) {
+    const std::vector<Domains> nodes = group_ranks(topo);
+    LevelLinker linker(topo.size());
+    // Links are added level by level, so every rank lists its node-level
+    // children first, then NUMA, then core.
+    std::vector<int> node_leaders;
+    for (const Domains &node : nodes) node_leaders.push_back(leader_of(ranks_of(node), root));
+    linker.link(levels.node, node_leaders, root);
+    std::vector<std::vector<int>> domain_leaders(nodes.size());
+    for (size_t n = 0; n < nodes.size(); ++n) {
+        for (const auto &domain : nodes[n]) domain_leaders[n].push_back(leader_of(domain, node_leaders[n]));
+        linker.link(levels.numa, domain_leaders[n], node_leaders[n]);
+    }
+    for (size_t n = 0; n < nodes.size(); ++n) {
+        for (size_t d = 0; d < nodes[n].size(); ++d) linker.link(levels.core, nodes[n][d], domain_leaders[n][d]);
+    }
+    return linker.finish(root);
+}
+
+}  // namespace adapt2

@@ -1,0 +1,48 @@
+// Where the ranks of a communicator are (node, then NUMA domain), and the
+// multi-level trees built from it.
+//
+// A multi-level tree crosses each slow link as few times as possible: one
+// tree between node leaders, one between the NUMA-domain leaders of each
+// node, one inside each domain. The root leads its node and its domain; the
+// other leaders are the lowest ranks of theirs. The levels form one tree
+// (one event graph): a leader serves its children of every level from the
+// same segments, slowest level first, with no per-level synchronization.
+#ifndef ADAPT2_ENGINE_TOPOLOGY_H
+#define ADAPT2_ENGINE_TOPOLOGY_H
+
+#include <vector>
+
+#include "tree.h"
+
+namespace adapt2 {
+
+struct Topology {
+    std::vector<int> node;  // per rank: node number (any ids; equal = same node)
+    std::vector<int> numa;  // per rank: NUMA domain within its node (empty: one per node)
+
+    int size() const { return static_cast<int>(node.size()); }
+    bool empty() const { return node.empty(); }
+    int nodes() const;
+    // More than one node, or a node with more than one NUMA domain: a
+    // multi-level tree differs from a flat one.
+    bool multi_level() const;
+    bool same_node(int a, int b) const { return node.empty() || node[a] == node[b]; }
+};
+
+// The shape of each level of a multi-level tree.
+struct LevelSpecs {
+    TreeSpec node;  // between node leaders
+    TreeSpec numa;  // between the NUMA-domain leaders of one node
+    TreeSpec core;  // between the ranks of one NUMA domain
+
+    bool operator==(const LevelSpecs &o) const { return node == o.node && numa == o.numa && core == o.core; }
+};
+
+// Builds the multi-level tree of `topo` rooted at `root`. A rank's children
+// are listed node level first, then NUMA, then core: the largest subtrees
+// behind the slowest links are served first.
+Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root);
+
+}  // namespace adapt2
+
+#endif
