@@ -1,0 +1,299 @@
+// Multi-level trees (engine/topology.h) for many placements and every root:
+// each rank is reached exactly once; exactly nodes-1 edges cross nodes and
+// domains-1 cross NUMA domains inside a node; leaders are the root or the
+// lowest rank of their group; slow-level children come first. Then whole
+// broadcasts, reduces and allreduces over the fake network on such trees:
+// data checked on every rank, inter-node sends counted against nodes-1
+// transfers per segment (broadcast).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cmocka_cxx.h"
+#include "collectives.h"
+#include "decision.h"
+#include "fake_transport.h"
+#include "segments.h"
+#include "test_support.h"
+#include "topology.h"
+
+using namespace adapt2;
+using namespace adapt2::test;
+
+namespace {
+
+// ---- placements ---------------------------------------------------------
+struct Placement {
+    std::string name;
+    Topology topo;
+};
+
+Topology block(int p, int per_node) {
+    Topology t;
+    for (int r = 0; r < p; ++r) t.node.push_back(r / per_node);
+    return t;
+}
+
+Topology cyclic(int p, int nodes) {
+    Topology t;
+    for (int r = 0; r < p; ++r) t.node.push_back(r % nodes);
+    return t;
+}
+
+// Uneven nodes with arbitrary (non-dense) ids, and two NUMA domains per node
+// assigned by parity when `numa`.
+Topology uneven(int p, uint64_t seed, bool numa) {
+    std::mt19937_64 rng(seed);
+    Topology t;
+    for (int r = 0; r < p; ++r) {
+        t.node.push_back(static_cast<int>(rng() % 5) * 17 + 3);
+        if (numa) t.numa.push_back(static_cast<int>(rng() % 2));
+    }
+    return t;
+}
+
+std::vector<Placement> placements() {
+    std::vector<Placement> all;
+    for (int p : {1, 2, 5, 8, 13, 32}) {
+        all.push_back({"block2 p=" + std::to_string(p), block(p, 2)});
+        all.push_back({"block3 p=" + std::to_string(p), block(p, 3)});
+        all.push_back({"cyclic4 p=" + std::to_string(p), cyclic(p, 4)});
+        all.push_back({"one node p=" + std::to_string(p), block(p, p)});
+        for (uint64_t seed : {1, 2, 3}) {
+            all.push_back({"uneven p=" + std::to_string(p) + " seed=" + std::to_string(seed), uneven(p, seed, false)});
+            all.push_back({"uneven+numa p=" + std::to_string(p) + " seed=" + std::to_string(seed), uneven(p, seed, true)});
+        }
+    }
+    return all;
+}
+
+const LevelSpecs kLevelShapes[] = {
+    {{TreeShape::binomial, 0}, {TreeShape::flat, 0}, {TreeShape::knomial, 8}},
+    {{TreeShape::pipeline, 0}, {TreeShape::binomial, 0}, {TreeShape::binomial, 0}},
+    {{TreeShape::chain, 2}, {TreeShape::pipeline, 0}, {TreeShape::kary, 3}},
+    {{TreeShape::flat, 0}, {TreeShape::flat, 0}, {TreeShape::in_order_binomial, 0}},
+};
+
+int domain_of(const Topology &t, int r) { return t.numa.empty() ? 0 : t.numa[r]; }
+bool same_domain(const Topology &t, int a, int b) { return t.same_node(a, b) && domain_of(t, a) == domain_of(t, b); }
+
+// ---- the builder ----------------------------------------------------------
+void check_tree(const std::string &what, const Topology &t, const Tree &tree, int root) {
+    const int p = t.size();
+    if (tree.size() != p || tree.root() != root || tree.parent(root) != -1) fail_msg("%s: bad root", what.c_str());
+    // Reached exactly once, from the root, parents and children consistent.
+    std::vector<int> reached(p, 0), queue{root};
+    reached[root] = 1;
+    for (size_t i = 0; i < queue.size(); ++i) {
+        for (int c : tree.children(queue[i])) {
+            if (tree.parent(c) != queue[i]) fail_msg("%s: %d lists %d, whose parent is %d", what.c_str(), queue[i], c, tree.parent(c));
+            if (reached[c]++) fail_msg("%s: rank %d reached twice", what.c_str(), c);
+            queue.push_back(c);
+        }
+    }
+    if (static_cast<int>(queue.size()) != p) fail_msg("%s: %zu of %d ranks reached", what.c_str(), queue.size(), p);
+    // Edge counts per level, and leaders.
+    std::set<int> nodes(t.node.begin(), t.node.end());
+    std::set<std::pair<int, int>> domains;
+    for (int r = 0; r < p; ++r) domains.insert({t.node[r], domain_of(t, r)});
+    int inter_node = 0, inter_domain = 0;
+    for (int r = 0; r < p; ++r) {
+        const int up = tree.parent(r);
+        if (up < 0) continue;
+        if (!t.same_node(r, up)) {
+            ++inter_node;
+            int lowest = p;
+            for (int q = 0; q < p; ++q)
+                if (t.same_node(q, r)) lowest = std::min(lowest, q);
+            if (r != lowest) fail_msg("%s: node leader %d is not the lowest rank %d of its node", what.c_str(), r, lowest);
+        } else if (!same_domain(t, r, up)) {
+            ++inter_domain;
+        }
+        // Children on other nodes are served before those on this node.
+        bool local_seen = false;
+        for (int c : tree.children(r)) {
+            if (t.same_node(c, r)) local_seen = true;
+            else if (local_seen) fail_msg("%s: rank %d serves a remote child after a local one", what.c_str(), r);
+        }
+    }
+    if (inter_node != static_cast<int>(nodes.size()) - 1)
+        fail_msg("%s: %d inter-node edges for %zu nodes", what.c_str(), inter_node, nodes.size());
+    if (inter_domain != static_cast<int>(domains.size() - nodes.size()))
+        fail_msg("%s: %d inter-domain edges, expected %zu", what.c_str(), inter_domain, domains.size() - nodes.size());
+}
+
+void test_builder_all_placements_and_roots(void **) {
+    long trees = 0;
+    for (const Placement &pl : placements()) {
+        for (const LevelSpecs &levels : kLevelShapes) {
+            for (int root = 0; root < pl.topo.size(); ++root) {
+                std::string what = pl.name + " root=" + std::to_string(root) + " node shape=" +
+                                   std::string(tree_shape_name(levels.node.shape));
+                check_tree(what, pl.topo, build_level_tree(pl.topo, levels, root), root);
+                ++trees;
+            }
+        }
+    }
+    std::printf("# %ld multi-level trees checked\n", trees);
+}
+
+void test_multi_level_detection(void **) {
+    if (block(8, 8).multi_level()) fail_msg("one node, no NUMA: not multi-level");
+    if (!block(8, 2).multi_level()) fail_msg("four nodes: multi-level");
+    Topology t = block(8, 8);
+    t.numa = {0, 0, 0, 0, 1, 1, 1, 1};
+    if (!t.multi_level()) fail_msg("one node, two NUMA domains: multi-level");
+    if (block(8, 2).nodes() != 4 || cyclic(7, 3).nodes() != 3) fail_msg("node count");
+}
+
+void test_cache_keys(void **) {
+    TreeCache cache(block(8, 2));
+    auto a = cache.get(kLevelShapes[0], 3), b = cache.get(kLevelShapes[0], 3);
+    auto c = cache.get(kLevelShapes[1], 3), d = cache.get(kLevelShapes[0], 4);
+    auto flat = cache.get(TreeSpec{TreeShape::binomial, 0}, 3);
+    if (a != b) fail_msg("same key, different trees");
+    if (a == c || a == d || a == flat) fail_msg("different keys, same tree");
+    TreeCache plain(8);  // no topology: the core shape over all ranks
+    auto e = plain.get(kLevelShapes[0], 0);
+    for (int r = 1; r < 8; ++r)
+        if (e->parent(r) != 0) fail_msg("no topology: expected the flat knomial:8 tree");
+}
+
+// ---- whole collectives over the fake network ------------------------------
+char pattern(size_t i) { return static_cast<char>((i * 131 + 7) ^ (i >> 8)); }
+
+adapt2_tree_settings_t multi_level_settings(size_t segment) {
+    adapt2_tree_settings_t s{};
+    s.algorithm = ADAPT2_ALG_AUTO;
+    s.radix = 4, s.fanout = 3, s.chains = 2;
+    s.recv_window = 4, s.send_window = 2;
+    s.topology = 1;
+    s.node_algorithm = ADAPT2_ALG_BINOMIAL;
+    s.numa_algorithm = ADAPT2_ALG_FLAT;
+    s.topology_segment_size = segment;
+    return s;
+}
+
+struct World {
+    FakeNetwork net;
+    std::vector<std::unique_ptr<Comm>> comms;
+    World(const Topology &t, const NetworkOptions &o) : net(t.size(), o) {
+        for (int r = 0; r < t.size(); ++r) {
+            comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, t.size(), 1 << 20));
+            comms.back()->set_topology(t);
+        }
+    }
+    uint64_t internode_segments() const {
+        uint64_t n = 0;
+        for (const auto &c : comms) n += c->internode_segments();
+        return n;
+    }
+};
+
+void bcast_case(const std::string &name, const Topology &t, int root, size_t bytes, const NetworkOptions &o) {
+    World w(t, o);
+    const int p = t.size();
+    std::vector<std::vector<char>> mem(p, std::vector<char>(bytes, 0));
+    for (size_t i = 0; i < bytes; ++i) mem[root][i] = pattern(i);
+    std::vector<Done> done(p);
+    const auto s = multi_level_settings(64);
+    for (int r = 0; r < p; ++r) {
+        if (start_bcast(*w.comms[r], contiguous_buffer(mem[r].data(), bytes), root, 42, s, on_done, &done[r]) != 0)
+            fail_msg("%s: start failed", name.c_str());
+    }
+    w.net.run();
+    for (int r = 0; r < p; ++r) {
+        if (done[r].calls != 1 || done[r].status != 0) fail_msg("%s: rank %d not done once", name.c_str(), r);
+        for (size_t i = 0; i < bytes; ++i)
+            if (mem[r][i] != pattern(i)) fail_msg("%s: rank %d byte %zu wrong", name.c_str(), r, i);
+    }
+    const uint64_t want = static_cast<uint64_t>(t.nodes() - 1) * Segments(bytes, 64).count();
+    if (w.internode_segments() != want)
+        fail_msg("%s: %llu inter-node segments, expected (nodes-1) x segments = %llu", name.c_str(),
+                 static_cast<unsigned long long>(w.internode_segments()), static_cast<unsigned long long>(want));
+}
+
+int sum_i32(void *, const void *in, void *inout, size_t n) {
+    auto *a = static_cast<const int32_t *>(in);
+    auto *b = static_cast<int32_t *>(inout);
+    for (size_t i = 0; i < n; ++i) b[i] += a[i];
+    return 0;
+}
+
+int32_t contribution(int r, size_t e) { return static_cast<int32_t>(r * 1000 + e % 977); }
+
+void reduction_case(const std::string &name, const Topology &t, int root, size_t elems, bool all,
+                    const NetworkOptions &o) {
+    World w(t, o);
+    const int p = t.size();
+    std::vector<std::vector<int32_t>> own(p, std::vector<int32_t>(elems)), result(p, std::vector<int32_t>(elems, -1));
+    for (int r = 0; r < p; ++r)
+        for (size_t e = 0; e < elems; ++e) own[r][e] = contribution(r, e);
+    std::vector<Done> done(p);
+    adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr};
+    const size_t bytes = elems * 4;
+    for (int r = 0; r < p; ++r) {
+        auto in = contiguous_buffer(reinterpret_cast<char *>(own[r].data()), bytes);
+        auto out = contiguous_buffer(reinterpret_cast<char *>(result[r].data()), bytes);
+        int rc;
+        if (all) {
+            adapt2_allreduce_settings_t s{};
+            s.tree = multi_level_settings(64);
+            rc = start_allreduce(*w.comms[r], in, out, false, op, 100, s, on_done, &done[r]);
+        } else {
+            adapt2_reduce_settings_t s{multi_level_settings(64), 0};
+            rc = start_reduce(*w.comms[r], in, out, false, op, root, 100, s, on_done, &done[r]);
+        }
+        if (rc != 0) fail_msg("%s: start failed", name.c_str());
+    }
+    w.net.run();
+    for (int r = 0; r < p; ++r) {
+        if (done[r].calls != 1 || done[r].status != 0) fail_msg("%s: rank %d not done once", name.c_str(), r);
+        if (!all && r != root) continue;
+        for (size_t e = 0; e < elems; ++e) {
+            int32_t want = 0;
+            for (int q = 0; q < p; ++q) want += contribution(q, e);
+            if (result[r][e] != want) fail_msg("%s: rank %d element %zu: %d, expected %d", name.c_str(), r, e, result[r][e], want);
+        }
+    }
+    // A reduction sends each segment up once per inter-node edge too.
+    const uint64_t want = static_cast<uint64_t>(t.nodes() - 1) * Segments(bytes, 64, 4).count() * (all ? 2 : 1);
+    if (w.internode_segments() != want)
+        fail_msg("%s: %llu inter-node segments, expected %llu", name.c_str(),
+                 static_cast<unsigned long long>(w.internode_segments()), static_cast<unsigned long long>(want));
+}
+
+void test_collectives_on_multi_level_trees(void **) {
+    long runs = 0;
+    for (const Placement &pl : placements()) {
+        if (pl.topo.size() > 13) continue;  // the builder test covers 32; keep this one quick
+        for (auto o : completion_orders(1)) {
+            for (int root : {0, pl.topo.size() / 2, pl.topo.size() - 1}) {
+                bcast_case("bcast " + pl.name, pl.topo, root, 1000, o);
+                reduction_case("reduce " + pl.name, pl.topo, root, 100, false, o);
+                runs += 2;
+            }
+            reduction_case("allreduce " + pl.name, pl.topo, 0, 100, true, o);
+            ++runs;
+        }
+    }
+    std::printf("# %ld collectives on multi-level trees checked\n", runs);
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builder_all_placements_and_roots),
+        cmocka_unit_test(test_multi_level_detection),
+        cmocka_unit_test(test_cache_keys),
+        cmocka_unit_test(test_collectives_on_multi_level_trees),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
