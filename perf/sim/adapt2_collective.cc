@@ -1,0 +1,204 @@
+#include "adapt2_collective.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "collectives.h"
+#include "detach.h"
+#include "tree_cache.h"
+
+namespace adapt2::sim {
+
+namespace {
+enum Timer : int { kGrace = 0, kRetry = 1 };
+constexpr size_t kUnit = sizeof(float);  // reductions are float sums
+constexpr int kFirstTag = 1 << 30;
+}  // namespace
+
+Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscribed) {
+    Adapt2Config c;
+    c.kind = kind;
+    c.bytes = bytes;
+    adapt2_tree_settings_t t{};
+    t.algorithm = ADAPT2_ALG_AUTO;
+    t.fanout = 4;
+    t.radix = 8;
+    t.chains = 4;
+    t.recv_window = 4;
+    t.send_window = 2;
+    t.detach_max_message = 1 << 20;
+    t.await_min_bytes = oversubscribed ? 131072 : 0;
+    t.blocking = 1;
+    c.bcast = t;
+    c.bcast.segment_size = 1 << 20;
+    c.reduce.tree = t;
+    c.reduce.tree.segment_size = 262144;
+    c.allreduce.tree = t;
+    c.allreduce.tree.segment_size = 65536;
+    c.allreduce.algorithm = ADAPT2_ALLREDUCE_AUTO;
+    c.allreduce.ring_min_bytes = 262144;
+    c.allreduce.ring_max_bytes = 8388608;
+    return c;
+}
+
+void force_sync(Adapt2Config &c) {
+    c.bcast.detach_max_message = 0;
+    c.reduce.tree.detach_max_message = 0;
+    c.allreduce.tree.detach_max_message = 0;
+}
+
+void set_segment_size(Adapt2Config &c, size_t segment) {
+    c.bcast.segment_size = segment;
+    c.reduce.tree.segment_size = segment;
+    c.allreduce.tree.segment_size = segment;
+}
+
+Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const Adapt2Config &config)
+    : net_(net), listener_(listener), config_(config), completer_(net) {
+    const int p = net.ranks();
+    auto trees = std::make_shared<TreeCache>(p);
+    comms_.reserve(p);
+    calls_.assign(p, RankCall{this});
+    for (int r = 0; r < p; ++r) {
+        comms_.push_back(std::make_unique<Comm>(std::make_unique<EngineEndpoint>(net, completer_, r), r, p,
+                                                config.pool_max_bytes, 0, config.detach_max_bytes));
+        comms_.back()->share_trees(trees);
+    }
+    op_ = {kUnit, 1, this, combine, combine3};
+    if (config.move_data) {
+        own_.assign(p, std::vector<char>(config.bytes));
+        result_.assign(p, std::vector<char>(config.bytes));
+    } else {
+        // Never written by the network; untouched pages cost no memory.
+        shared_ = static_cast<char *>(std::calloc(config.bytes ? config.bytes : 1, 1));
+    }
+    switch (config.kind) {
+    case CollKind::bcast: tags_per_call_ = bcast_tags(config.bcast, config.bytes, p); break;
+    case CollKind::reduce: tags_per_call_ = reduce_tags(config.reduce, config.bytes, kUnit, true); break;
+    case CollKind::allreduce: tags_per_call_ = allreduce_tags(config.allreduce); break;
+    }
+}
+
+Adapt2Collective::~Adapt2Collective() {
+    for (RankCall &c : calls_) {
+        if (c.grace) c.grace->release();
+    }
+    comms_.clear();
+    std::free(shared_);
+}
+
+// Each call gets a fresh block of tags, as Open MPI's tag reservation does.
+int Adapt2Collective::call_tag(RankCall &c) const { return kFirstTag - int(c.calls % 100000) * tags_per_call_; }
+
+void Adapt2Collective::start(int rank) {
+    if (must_wait_for_room(rank)) {
+        calls_[rank].waiting_room = true;
+        return;
+    }
+    launch(rank);
+}
+
+// What Comm::wait_for_detach_room does in a process: a blocking call that
+// would detach waits while the pool is full and earlier calls hold copies.
+bool Adapt2Collective::must_wait_for_room(int rank) {
+    const adapt2_tree_settings_t &t = config_.kind == CollKind::reduce ? config_.reduce.tree : config_.bcast;
+    if (config_.kind == CollKind::allreduce || !t.blocking || !may_detach(t, config_.bytes)) return false;
+    BufferPool &pool = comms_[rank]->detach_pool();
+    if (pool.has_room(config_.bytes) || pool.bytes_lent() == 0) return false;
+    count(Counter::detach_waits, 1);
+    return true;
+}
+
+void Adapt2Collective::launch(int rank) {
+    RankCall &c = calls_[rank];
+    Comm &comm = *comms_[rank];
+    const int tag = call_tag(c);
+    ++c.calls;
+    Grace *grace = nullptr;
+    c.launching = true;
+    c.done_early = false;
+    adapt2_buffer_t own{this->own(rank), config_.bytes, nullptr, nullptr, nullptr};
+    adapt2_buffer_t result{this->result(rank), config_.bytes, nullptr, nullptr, nullptr};
+    int rc = 0;
+    switch (config_.kind) {
+    case CollKind::bcast:
+        rc = start_bcast(comm, own, config_.root, tag, config_.bcast, on_done, &c, on_finished, &grace);
+        break;
+    case CollKind::reduce:
+        rc = start_reduce(comm, own, result, false, op_, config_.root, tag, config_.reduce, on_done, &c, on_finished,
+                          &grace);
+        break;
+    case CollKind::allreduce:
+        rc = start_allreduce(comm, own, result, false, op_, tag, config_.allreduce, on_done, &c, on_finished);
+        break;
+    }
+    c.launching = false;
+    if (rc != 0) throw std::runtime_error("adapt2 engine refused a simulated call");
+    if (!grace) return;
+    if (c.done_early) {  // the call already completed (inside start): nothing waits
+        grace->fire();
+        grace->release();
+        return;
+    }
+    c.grace = grace;
+    net_.at(rank, net_.now(rank) + config_.grace_us, this, nullptr, kGrace | int(c.grace_gen) << 1);
+}
+
+void Adapt2Collective::on_event(const Event &e) {
+    RankCall &c = calls_[e.rank];
+    if ((e.arg & 1) == kRetry) {
+        c.waiting_room = false;
+        start(e.rank);
+        return;
+    }
+    // The waiter's grace period is over (if the call is still waiting).
+    if (c.grace && uint32_t(e.arg >> 1) == (c.grace_gen & 0x3fffffff)) c.grace->fire();
+}
+
+// The call returned on this rank: the waiter ends the grace period if it is
+// still running and lets go of it, as wait_with_grace() does.
+void Adapt2Collective::on_done(void *ctx, int) {
+    auto *c = static_cast<RankCall *>(ctx);
+    const int rank = c->owner->rank_of(c);
+    if (c->grace) {
+        c->grace->fire();
+        c->grace->release();
+        c->grace = nullptr;
+        c->grace_gen = (c->grace_gen + 1) & 0x3fffffff;
+    }
+    if (c->launching) c->done_early = true;  // launch() lets go of its grace
+    c->owner->listener_.call_done(rank);
+}
+
+void Adapt2Collective::on_finished(void *ctx, int) {
+    auto *c = static_cast<RankCall *>(ctx);
+    Adapt2Collective *self = c->owner;
+    const int rank = self->rank_of(c);
+    self->listener_.call_finished(rank);
+    if (c->waiting_room) self->net_.at(rank, self->net_.now(rank), self, nullptr, kRetry);
+}
+
+// Reductions cost CPU time on the rank that combines (float sums when data
+// moves; otherwise only the time).
+int Adapt2Collective::combine(void *ctx, const void *in, void *inout, size_t units) {
+    auto *self = static_cast<Adapt2Collective *>(ctx);
+    const int r = self->net_.current();
+    const Machine &m = self->net_.machine();
+    if (r >= 0) self->net_.charge(r, double(units * kUnit) * m.combine_us_per_byte * m.cpu_factor());
+    if (self->config_.move_data) {
+        const float *a = static_cast<const float *>(in);
+        float *b = static_cast<float *>(inout);
+        for (size_t i = 0; i < units; ++i) b[i] += a[i];
+    }
+    return 0;
+}
+
+int Adapt2Collective::combine3(void *ctx, const void *a, const void *b, void *out, size_t units) {
+    auto *self = static_cast<Adapt2Collective *>(ctx);
+    if (!self->config_.move_data || out == a) return combine(ctx, b, out, units);
+    if (out != b) std::memcpy(out, b, units * kUnit);
+    return combine(ctx, a, out, units);
+}
+
+}  // namespace adapt2::sim
