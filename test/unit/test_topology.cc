@@ -154,13 +154,13 @@ void test_multi_level_detection(void **) {
 
 void test_cache_keys(void **) {
     TreeCache cache(block(8, 2));
-    auto a = cache.get(kLevelShapes[0], 3), b = cache.get(kLevelShapes[0], 3);
-    auto c = cache.get(kLevelShapes[1], 3), d = cache.get(kLevelShapes[0], 4);
+    auto a = cache.get_levels(kLevelShapes[0], 3), b = cache.get_levels(kLevelShapes[0], 3);
+    auto c = cache.get_levels(kLevelShapes[1], 3), d = cache.get_levels(kLevelShapes[0], 4);
     auto flat = cache.get(TreeSpec{TreeShape::binomial, 0}, 3);
     if (a != b) fail_msg("same key, different trees");
     if (a == c || a == d || a == flat) fail_msg("different keys, same tree");
     TreeCache plain(8);  // no topology: the core shape over all ranks
-    auto e = plain.get(kLevelShapes[0], 0);
+    auto e = plain.get_levels(kLevelShapes[0], 0);
     for (int r = 1; r < 8; ++r)
         if (e->parent(r) != 0) fail_msg("no topology: expected the flat knomial:8 tree");
 }

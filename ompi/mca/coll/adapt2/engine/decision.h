@@ -27,7 +27,7 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &settings, TreeSpec core
 
 // The plan's tree, from the communicator's cache.
 inline std::shared_ptr<const Tree> planned_tree(TreeCache &trees, const BcastPlan &plan, int root) {
-    return plan.multi_level ? trees.get(plan.levels, root) : trees.get(plan.tree, root);
+    return plan.multi_level ? trees.get_levels(plan.levels, root) : trees.get(plan.tree, root);
 }
 
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size);

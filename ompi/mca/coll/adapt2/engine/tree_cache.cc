@@ -23,7 +23,7 @@ std::shared_ptr<const Tree> TreeCache::get(const TreeSpec &spec, int root) {
         [&] { return build_tree(spec, size_, root); }, Entry{false, spec, {}, root, nullptr});
 }
 
-std::shared_ptr<const Tree> TreeCache::get(const LevelSpecs &levels, int root) {
+std::shared_ptr<const Tree> TreeCache::get_levels(const LevelSpecs &levels, int root) {
     if (topology_.empty()) return get(levels.core, root);
     return find_or_build(
         [&](const Entry &e) { return e.multi_level && e.root == root && e.levels == levels; },

@@ -23,7 +23,7 @@ public:
 
     std::shared_ptr<const Tree> get(const TreeSpec &spec, int root);
     // Needs a topology (without one: the flat tree of levels.core).
-    std::shared_ptr<const Tree> get(const LevelSpecs &levels, int root);
+    std::shared_ptr<const Tree> get_levels(const LevelSpecs &levels, int root);
     const Topology &topology() const { return topology_; }
 
 private:

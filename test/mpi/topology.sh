@@ -1,0 +1,27 @@
+#!/bin/bash
+# Multi-level trees on one host, with node boundaries declared by hand
+# (coll_adapt2_nodes): block and round-robin placements, uneven nodes,
+# world/split/dup communicators; data checked on every rank and the
+# broadcasts' inter-node segments counted against the minimum (nodes-1 per
+# segment). Then what the verbose output says, and a malformed value.
+. "$(dirname "$0")/lib.sh"
+PROG="$BIN/topology_check"
+
+for spec in block:2 cyclic:4; do
+    check "8 ranks, nodes $spec" 8 --mca coll_adapt2_nodes "$spec" -- "$PROG" "$spec"
+done
+check "5 ranks, uneven nodes block:2" 5 --mca coll_adapt2_nodes block:2 -- "$PROG" block:2
+check "6 ranks, uneven nodes cyclic:4, node tree chain" 6 --mca coll_adapt2_nodes cyclic:4 \
+    --mca coll_adapt2_node_algorithm chain -- "$PROG" cyclic:4
+check "8 ranks, block:4, unsegmented" 8 --mca coll_adapt2_nodes block:4 \
+    --mca coll_adapt2_topology_segment_size 0 -- "$PROG" block:4
+# world and its dup: 8 ranks on 4 nodes each, once per rank
+expect_output "verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \
+    16 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_verbose 10 -- "$PROG" block:2
+expect_output "verbose: inter-node sends reported" "sent [0-9]+ segment\(s\), [0-9]+ byte\(s\) to other nodes \(4 nodes\)" \
+    24 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_verbose 10 -- "$PROG" block:2
+# A malformed layout is reported with the parameter's name; Open MPI's view
+# (one host) is used, where every count is 0.
+expect_output "malformed coll_adapt2_nodes reported" "invalid value 'block:x' for MCA parameter coll_adapt2_nodes" \
+    4 4 --mca coll_adapt2_nodes block:x --mca coll_adapt2_verbose 1 -- "$PROG" block:4
+finish
