@@ -42,7 +42,8 @@ void usage(FILE *f) {
                  "baselines, and prints one row per (algorithm, ranks, size).\n"
                  "  -k COLL     bcast (default), reduce, allreduce\n"
                  "  -a LIST     algorithms, comma separated (default adapt2,adapt2-sync,tuned):\n"
-                 "              adapt2 (defaults), adapt2-sync (detach_max_message=0), binomial,\n"
+                 "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2:SHAPE or\n"
+                 "              adapt2-sync:SHAPE (a forced tree: binomial, knomial, pipeline, ...), binomial,\n"
                  "              knomial, chain, scatter-allgather, tuned (tuned's fixed pick)\n"
                  "  -p LIST     ranks: N,N,... or A:B (powers of two from A to B) (default 64)\n"
                  "  -m LIST     message sizes, K/M suffixes, same syntax (default 1M)\n"
@@ -129,10 +130,16 @@ const char *coll_name(CollKind k) {
 
 // The collective `name` for these options, or null if unknown.
 CollectiveFactory factory(const Options &o, const std::string &name, size_t bytes) {
-    if (name == "adapt2" || name == "adapt2-sync") {
+    const std::string base = name.substr(0, name.find(':'));
+    if (base == "adapt2" || base == "adapt2-sync") {
         Adapt2Config c = default_adapt2_config(o.kind, bytes, o.machine.cpu_factor() > 1);
         if (o.segment_given) set_segment_size(c, o.segment);
-        if (name == "adapt2-sync") force_sync(c);
+        if (base == "adapt2-sync") force_sync(c);
+        if (name.find(':') != std::string::npos) {  // adapt2:SHAPE forces the tree (coll_adapt2_*_algorithm)
+            const int alg = mca_coll_adapt2_engine_algorithm_from_name(name.substr(name.find(':') + 1).c_str());
+            if (alg < 0) return nullptr;
+            c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
+        }
         c.grace_us = o.grace_us;
         return [c](Network &net, CallListener &l) { return std::make_unique<Adapt2Collective>(net, l, c); };
     }
