@@ -7,9 +7,11 @@
    ping-pong of the component's own path) with perf/adapt2_bench, launched
    as perf/compare.py does (adapt2 from BUILD/.libs, --oversubscribe
    --bind-to none --mca mpi_yield_when_idle 1), --repeat times, and takes per
-   size the median over repeats of last_median_us (the per-iteration max over
-   ranks, median over iterations: robust to this busy machine's outliers).
-2. Fits G (us/byte) to the slope over 64 KiB..4 MiB, then one latency scale s
+   size the minimum over repeats of last_median_us (the per-iteration max over
+   ranks, median over iterations): the run least disturbed by the other
+   load on this shared machine.
+2. Fits G (us/byte) to the slope over 64 KiB..4 MiB (Theil-Sen: the median of
+   the pairwise slopes, robust to a disturbed size), then one latency scale s
    (L = s, o = s/2, g = s/4) by bisection so that the simulator's np-2 time at
    the smallest size matches the measurement. One host: every rank on one
    node (k = np) with `nproc` cores, so at np 4 and 8 the ranks share cores
@@ -49,7 +51,7 @@ def mpirun(builddir, np, coll, sizes):
 
 def measure(builddir, np, coll, sizes, repeat):
     runs = [mpirun(builddir, np, coll, sizes) for _ in range(repeat)]
-    return {n: statistics.median(r[n] for r in runs if n in r) for n in sizes}
+    return {n: min(r[n] for r in runs if n in r) for n in sizes}
 
 
 def simulate(builddir, machine, np, coll, sizes):
@@ -75,9 +77,8 @@ def machine_spec(s, G, np, cores):
 
 def fit(builddir, measured, cores):
     xs = sorted(measured)
-    mx, my = statistics.mean(xs), statistics.mean(measured[x] for x in xs)
-    G = sum((x - mx) * (measured[x] - my) for x in xs) / sum((x - mx) ** 2 for x in xs)
-    G = max(G, 1e-9)
+    slopes = [(measured[b] - measured[a]) / (b - a) for i, a in enumerate(xs) for b in xs[i + 1:]]
+    G = max(statistics.median(slopes), 1e-9)
     target, n0 = measured[xs[0]], xs[0]
     lo, hi = 0.0, 200.0
     for _ in range(30):
