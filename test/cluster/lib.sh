@@ -28,7 +28,9 @@ cluster_up() {
     fi
     _cluster_state=$(mktemp -d "${TMPDIR:-/tmp}/adapt2-cluster.XXXXXX")
     export ADAPT2_CLUSTER_STATE=$_cluster_state
-    "$CLUSTER" up "$n" --slots "$CLUSTER_SLOTS" ${rate:+--rate "$rate"}
+    # Namespaces work here, so a failure to start is the test's failure.
+    "$CLUSTER" up "$n" --slots "$CLUSTER_SLOTS" ${rate:+--rate "$rate"} ||
+        { echo "FAIL: adapt2-cluster up $n ${rate:+--rate $rate} failed"; exit 1; }
 }
 
 cluster_mpirun() {
