@@ -27,22 +27,26 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
     (void)bytes;
     const TreeSpec auto_tree{TreeShape::knomial, s.radix};
-    if (s.topology) return multi_level_plan(s, s.algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.algorithm, s) : auto_tree);
+    if (s.topology) return multi_level_plan(s, s.algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.algorithm, s) : auto_tree, bytes);
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     const bool flat = comm_size <= s.radix;
     return {auto_tree, flat ? 0 : s.segment_size};
 }
 
-// Between nodes a binomial tree by default (few slow hops on the critical
-// path), the NUMA leaders of a node all from their node leader, a wide
-// k-nomial inside each domain; segments of topology_segment_size so that a
-// node leader forwards the first segment inside its node and to the next
-// node while later ones are still on their way.
-BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core) {
+// Between nodes, measured on the emulated cluster (4 nodes, 1 Gbit/s;
+// README): from 64 KiB a pipeline, which sends each byte over each node's
+// link once (a binomial root's node sends it twice: 1.9-2.5x slower at
+// 256 KiB-4 MiB); below, a binomial tree, fewer slow hops deep. The NUMA
+// leaders of a node all from their node leader, a wide k-nomial inside each
+// domain; segments of topology_segment_size so that a node leader forwards
+// the first segment inside its node and to the next node while later ones
+// are still on their way.
+BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_t bytes) {
+    constexpr size_t kPipelineFrom = size_t{64} << 10;
     BcastPlan plan{core, s.topology_segment_size};
     plan.multi_level = true;
-    plan.levels.node = s.node_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.node_algorithm, s)
-                                                            : TreeSpec{TreeShape::binomial, 0};
+    const TreeSpec auto_node = bytes >= kPipelineFrom ? TreeSpec{TreeShape::pipeline, 0} : TreeSpec{TreeShape::binomial, 0};
+    plan.levels.node = s.node_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.node_algorithm, s) : auto_node;
     plan.levels.numa = s.numa_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.numa_algorithm, s)
                                                             : TreeSpec{TreeShape::flat, 0};
     plan.levels.core = core;
@@ -57,7 +61,8 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
     if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
     if (s.topology) {
         const bool forced = s.algorithm != ADAPT2_ALG_AUTO;
-        return multi_level_plan(s, forced ? tree_for_algorithm(s.algorithm, s) : TreeSpec{TreeShape::knomial, s.radix});
+        return multi_level_plan(s, forced ? tree_for_algorithm(s.algorithm, s) : TreeSpec{TreeShape::knomial, s.radix},
+                                bytes);
     }
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     constexpr size_t kLarge = size_t{1} << 20;

@@ -23,7 +23,7 @@ struct BcastPlan {
 // Multi-level plans apply where settings.topology says the communicator
 // spans nodes or NUMA domains (the C layer knows, from the engine's
 // topology); `core` is the flat plan's tree, used inside each NUMA domain.
-BcastPlan multi_level_plan(const adapt2_tree_settings_t &settings, TreeSpec core);
+BcastPlan multi_level_plan(const adapt2_tree_settings_t &settings, TreeSpec core, size_t bytes);
 
 // The plan's tree, from the communicator's cache.
 inline std::shared_ptr<const Tree> planned_tree(TreeCache &trees, const BcastPlan &plan, int root) {
