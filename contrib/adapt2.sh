@@ -15,7 +15,7 @@ JOBS=${JOBS:-$(nproc)}
 mode=${1:-run}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
-libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox"
+libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox iproute2"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -52,6 +52,26 @@ Machine small_machine() {
     return m;
 }
 
+// One collective on every rank of a small simulated machine, with its data
+// moved and every message counted.
+struct SimRun {
+    Network net;
+    Counter count;
+    Listener listener;
+    Adapt2Collective coll;
+    Starter starter;
+
+    SimRun(int p, const Adapt2Config &c) : net(p, small_machine()), count(p), listener(p), coll(net, listener, c) {
+        net.set_move_data(true);
+        net.set_observer(&count);
+        starter.c = &coll;
+    }
+    void run(int p) {
+        for (int r = 0; r < p; ++r) net.at(r, 0.0, &starter);
+        net.run();
+    }
+};
+
 // Segments of the plan the engine itself picks (auto may not segment).
 long segments_of(size_t bytes, size_t seg) { return seg == 0 || seg >= bytes ? 1 : long((bytes + seg - 1) / seg); }
 
@@ -62,17 +82,12 @@ void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sy
     if (sync) force_sync(c);
     c.root = root;
     c.move_data = true;
-    Network net(p, small_machine());
-    net.set_move_data(true);
-    Counter count(p);
-    net.set_observer(&count);
-    Listener l(p);
-    Adapt2Collective coll(net, l, c);
+    SimRun sim(p, c);
+    auto &count = sim.count;
+    auto &l = sim.listener;
+    auto &coll = sim.coll;
     for (size_t i = 0; i < bytes; ++i) coll.own(root)[i] = char(i * 7 + 3);
-    Starter s;
-    s.c = &coll;
-    for (int r = 0; r < p; ++r) net.at(r, 0.0, &s);
-    net.run();
+    sim.run(p);
     const long nseg = segments_of(bytes, adapt2::plan_bcast(c.bcast, bytes, p).segment_bytes);
     for (int r = 0; r < p; ++r) {
         if (l.done[r] != 1 || l.finished[r] != 1) fail_msg("p=%d alg=%d rank %d: done %d finished %d", p, algorithm, r, l.done[r], l.finished[r]);
@@ -86,7 +101,7 @@ void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sy
         // Decoupled calls use one tag per segment (detach.h): each comes once.
         if (!sync && kv.second != 1 && nseg <= 64) fail_msg("rank %d got tag %d %d times", kv.first.first, kv.first.second, kv.second);
     }
-    assert_int_equal(net.unmatched(), 0);
+    assert_int_equal(sim.net.unmatched(), 0);
 }
 
 void test_bcast_every_segment_once(void **) {
@@ -107,21 +122,16 @@ void run_reduce(int p, int root, size_t bytes, size_t seg, int algorithm) {
     set_segment_size(c, seg);
     c.root = root;
     c.move_data = true;
-    Network net(p, small_machine());
-    net.set_move_data(true);
-    Counter count(p);
-    net.set_observer(&count);
-    Listener l(p);
-    Adapt2Collective coll(net, l, c);
+    SimRun sim(p, c);
+    auto &count = sim.count;
+    auto &l = sim.listener;
+    auto &coll = sim.coll;
     const size_t n = bytes / sizeof(float);
     for (int r = 0; r < p; ++r) {
         float *own = reinterpret_cast<float *>(coll.own(r));
         for (size_t i = 0; i < n; ++i) own[i] = float((r + 1) * (i % 5));
     }
-    Starter s;
-    s.c = &coll;
-    for (int r = 0; r < p; ++r) net.at(r, 0.0, &s);
-    net.run();
+    sim.run(p);
     const float *result = reinterpret_cast<const float *>(coll.result(root));
     for (size_t i = 0; i < n; ++i) {
         const float want = float(p * (p + 1) / 2 * (i % 5));

@@ -103,25 +103,41 @@ static bool declared_node(const char *spec, int world_rank, int *node)
     }
 }
 
-/* Node numbers from hostnames: the index of the first rank on the same host. */
+typedef struct host_of_rank {
+    const char *name; /* NULL: unknown, a node of its own */
+    int rank;
+} host_of_rank_t;
+
+static int by_name_then_rank(const void *a, const void *b)
+{
+    const host_of_rank_t *x = a, *y = b;
+    int c = (x->name && y->name) ? strcmp(x->name, y->name) : (x->name != NULL) - (y->name != NULL);
+    return c ? c : x->rank - y->rank;
+}
+
+/* Node numbers from hostnames: the lowest rank on the same host. Sorted,
+ * so a communicator of p ranks costs O(p log p), once. */
 static bool nodes_from_hostnames(ompi_communicator_t *comm, int size, int *node)
 {
-    char **names = malloc((size_t) size * sizeof *names);
-    if (NULL == names) {
+    host_of_rank_t *hosts = malloc((size_t) size * sizeof *hosts);
+    if (NULL == hosts) {
         return false;
     }
     for (int r = 0; r < size; ++r) {
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
-        names[r] = proc ? opal_get_proc_hostname(&proc->super) : NULL;
-        node[r] = r;
-        for (int q = 0; q < r && names[r]; ++q) {
-            if (names[q] && 0 == strcmp(names[q], names[r])) {
-                node[r] = node[q];
-                break;
-            }
-        }
+        hosts[r].name = proc ? opal_get_proc_hostname(&proc->super) : NULL;
+        hosts[r].rank = r;
     }
-    free(names);
+    qsort(hosts, (size_t) size, sizeof *hosts, by_name_then_rank);
+    for (int i = 0, first = 0; i < size; ++i) {
+        bool same_host = i > 0 && hosts[i].name && hosts[first].name &&
+                         0 == strcmp(hosts[i].name, hosts[first].name);
+        if (!same_host) {
+            first = i;
+        }
+        node[hosts[i].rank] = hosts[first].rank;
+    }
+    free(hosts);
     return true;
 }
 

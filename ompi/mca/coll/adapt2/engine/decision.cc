@@ -16,6 +16,15 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
     }
 }
 
+namespace {
+
+// The tree a parameter forces, or `auto_tree` for auto.
+TreeSpec forced_or(int algorithm, const adapt2_tree_settings_t &s, TreeSpec auto_tree) {
+    return algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(algorithm, s) : auto_tree;
+}
+
+}  // namespace
+
 // Default rule, measured with perf/compare.py on one host (README, "Choosing
 // the defaults"): a wide k-nomial tree (radix coll_adapt2_bcast_radix, 8 by
 // default, i.e. flat up to 8 ranks). In shared memory every child then pulls
@@ -25,9 +34,8 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
 // tree (comm_size <= radix) has no pipeline to fill, so segments would only
 // add handshakes, and its messages go whole.
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
-    (void)bytes;
     const TreeSpec auto_tree{TreeShape::knomial, s.radix};
-    if (s.topology) return multi_level_plan(s, s.algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.algorithm, s) : auto_tree, bytes);
+    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes);
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     const bool flat = comm_size <= s.radix;
     return {auto_tree, flat ? 0 : s.segment_size};
@@ -46,9 +54,8 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
     BcastPlan plan{core, s.topology_segment_size};
     plan.multi_level = true;
     const TreeSpec auto_node = bytes >= kPipelineFrom ? TreeSpec{TreeShape::pipeline, 0} : TreeSpec{TreeShape::binomial, 0};
-    plan.levels.node = s.node_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.node_algorithm, s) : auto_node;
-    plan.levels.numa = s.numa_algorithm != ADAPT2_ALG_AUTO ? tree_for_algorithm(s.numa_algorithm, s)
-                                                            : TreeSpec{TreeShape::flat, 0};
+    plan.levels.node = forced_or(s.node_algorithm, s, auto_node);
+    plan.levels.numa = forced_or(s.numa_algorithm, s, TreeSpec{TreeShape::flat, 0});
     plan.levels.core = core;
     return plan;
 }
@@ -59,11 +66,7 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
 // segments, which spreads the combining over the ranks and pipelines it.
 BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative) {
     if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
-    if (s.topology) {
-        const bool forced = s.algorithm != ADAPT2_ALG_AUTO;
-        return multi_level_plan(s, forced ? tree_for_algorithm(s.algorithm, s) : TreeSpec{TreeShape::knomial, s.radix},
-                                bytes);
-    }
+    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, TreeSpec{TreeShape::knomial, s.radix}), bytes);
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     constexpr size_t kLarge = size_t{1} << 20;
     if (bytes < kLarge) return {{TreeShape::knomial, s.radix}, 0};
