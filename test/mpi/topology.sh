@@ -15,6 +15,10 @@ check "6 ranks, uneven nodes cyclic:4, node tree chain" 6 --mca coll_adapt2_node
     --mca coll_adapt2_node_algorithm chain -- "$PROG" cyclic:4
 check "8 ranks, block:4, unsegmented" 8 --mca coll_adapt2_nodes block:4 \
     --mca coll_adapt2_topology_segment_size 0 -- "$PROG" block:4
+check "8 ranks, block:2, 1 MiB messages between nodes" 8 --mca coll_adapt2_nodes block:2 \
+    --mca coll_adapt2_node_algorithm pipeline --mca coll_adapt2_node_segment_size 1048576 -- "$PROG" block:2
+check "7 ranks, cyclic:3, 64 KiB between nodes, 256 KiB inside" 7 --mca coll_adapt2_nodes cyclic:3 \
+    --mca coll_adapt2_node_segment_size 65536 -- "$PROG" cyclic:3
 # world and its dup: 8 ranks on 4 nodes each, once per rank
 expect_output "verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \
     16 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_verbose 10 -- "$PROG" block:2

@@ -142,6 +142,20 @@ static void check_reduction(MPI_Comm comm, const char *name, int call, int root,
     free(out);
 }
 
+/* Bytes per broadcast message between node leaders: node_segment_size in
+ * whole segments of the smallest level size, else topology_segment_size
+ * (0: unsegmented). */
+static long node_message_bytes(void)
+{
+    const long base = adapt2_get_long("coll_adapt2_topology_segment_size");
+    const long node = adapt2_get_long("coll_adapt2_node_segment_size");
+    const long numa = adapt2_get_long("coll_adapt2_numa_segment_size");
+    if (base == 0 || node == 0) return base;
+    long cut = base < node ? base : node;
+    if (numa > 0 && numa < cut) cut = numa;
+    return node / cut * cut;
+}
+
 /* Every collective with the default settings (calls may complete early),
  * then broadcasts again with decoupling off, counted. */
 static void run_all(MPI_Comm comm, const char *name)
@@ -149,7 +163,7 @@ static void run_all(MPI_Comm comm, const char *name)
     int size, call = 0;
     MPI_Comm_size(comm, &size);
     const int nodes = nodes_of(comm);
-    const long segment = adapt2_get_long("coll_adapt2_topology_segment_size");
+    const long segment = node_message_bytes();
     const long detach_default = adapt2_get_long("coll_adapt2_detach_max_message");
     const size_t sizes[] = {1, 1000, 300000, 3u << 20};
     for (int s = 0; s < 4; ++s) {

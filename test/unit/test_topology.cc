@@ -196,24 +196,30 @@ struct World {
     }
 };
 
-void bcast_case(const std::string &name, const Topology &t, int root, size_t bytes, const NetworkOptions &o) {
+// A broadcast of `bytes` with settings `s`; every rank's data is checked,
+// and the messages sent between nodes must be (nodes-1) x `node_messages`.
+// Strided: the data goes through the staging ring (one segment per message).
+void bcast_case(const std::string &name, const Topology &t, int root, size_t bytes, const NetworkOptions &o,
+                const adapt2_tree_settings_t &s, uint64_t node_messages, bool strided = false) {
     World w(t, o);
     const int p = t.size();
-    std::vector<std::vector<char>> mem(p, std::vector<char>(bytes, 0));
-    for (size_t i = 0; i < bytes; ++i) mem[root][i] = pattern(i);
+    std::vector<std::vector<char>> mem(p, std::vector<char>(2 * bytes, 0));
+    std::vector<Strided> layout(p);
+    for (size_t i = 0; i < bytes; ++i) mem[root][strided ? 2 * i : i] = pattern(i);
     std::vector<Done> done(p);
-    const auto s = multi_level_settings(64);
     for (int r = 0; r < p; ++r) {
-        if (start_bcast(*w.comms[r], contiguous_buffer(mem[r].data(), bytes), root, 42, s, on_done, &done[r]) != 0)
+        layout[r].base = mem[r].data();
+        auto buf = strided ? strided_buffer(&layout[r], bytes) : contiguous_buffer(mem[r].data(), bytes);
+        if (start_bcast(*w.comms[r], buf, root, 42, s, on_done, &done[r]) != 0)
             fail_msg("%s: start failed", name.c_str());
     }
     w.net.run();
     for (int r = 0; r < p; ++r) {
         if (done[r].calls != 1 || done[r].status != 0) fail_msg("%s: rank %d not done once", name.c_str(), r);
         for (size_t i = 0; i < bytes; ++i)
-            if (mem[r][i] != pattern(i)) fail_msg("%s: rank %d byte %zu wrong", name.c_str(), r, i);
+            if (mem[r][strided ? 2 * i : i] != pattern(i)) fail_msg("%s: rank %d byte %zu wrong", name.c_str(), r, i);
     }
-    const uint64_t want = static_cast<uint64_t>(t.nodes() - 1) * Segments(bytes, 64).count();
+    const uint64_t want = static_cast<uint64_t>(t.nodes() - 1) * node_messages;
     if (w.internode_segments() != want)
         fail_msg("%s: %llu inter-node segments, expected (nodes-1) x segments = %llu", name.c_str(),
                  static_cast<unsigned long long>(w.internode_segments()), static_cast<unsigned long long>(want));
@@ -275,7 +281,8 @@ void test_collectives_on_multi_level_trees(void **) {
         if (pl.topo.size() > 13) continue;  // the builder test covers 32; keep this one quick
         for (auto o : completion_orders(1)) {
             for (int root : {0, pl.topo.size() / 2, pl.topo.size() - 1}) {
-                bcast_case("bcast " + pl.name, pl.topo, root, 1000, o);
+                bcast_case("bcast " + pl.name, pl.topo, root, 1000, o, multi_level_settings(64),
+                           Segments(1000, 64).count());
                 reduction_case("reduce " + pl.name, pl.topo, root, 100, false, o);
                 runs += 2;
             }
@@ -286,6 +293,63 @@ void test_collectives_on_multi_level_trees(void **) {
     std::printf("# %ld collectives on multi-level trees checked\n", runs);
 }
 
+// Every edge of a multi-level tree knows its level: node edges join nodes,
+// NUMA edges join domains of one node, core edges stay inside a domain.
+void test_edge_levels(void **) {
+    long edges = 0;
+    for (const Placement &pl : placements()) {
+        const Topology &t = pl.topo;
+        auto numa = [&](int r) { return t.numa.empty() ? 0 : t.numa[r]; };
+        for (int root = 0; root < t.size(); ++root) {
+            const Tree tree = build_level_tree(t, kLevelShapes[0], root);
+            for (int r = 0; r < t.size(); ++r) {
+                const int up = tree.parent(r);
+                if (up < 0) continue;
+                const int want = !t.same_node(r, up) ? kNodeLevel : numa(r) != numa(up) ? kNumaLevel : kCoreLevel;
+                if (tree.edge_level(r) != want)
+                    fail_msg("%s root %d: edge %d->%d level %d, expected %d", pl.name.c_str(), root, up, r,
+                             tree.edge_level(r), want);
+                ++edges;
+            }
+        }
+    }
+    std::printf("# %ld edge levels checked\n", edges);
+}
+
+// Per-level message sizes: the node level sends messages of several
+// segments (or fewer bytes than the others), data stays exact, and the slow
+// links carry exactly one message per node-level message.
+void test_level_segment_sizes(void **) {
+    struct Sizes {
+        size_t base, node, numa;
+    };
+    const Sizes sizes[] = {{64, 256, 0}, {64, 256, 128}, {128, 64, 0}, {64, 200, 64}, {64, 0, 192}};
+    long runs = 0;
+    for (const Placement &pl : placements()) {
+        if (pl.topo.size() > 13) continue;
+        for (const Sizes &z : sizes) {
+            auto s = multi_level_settings(z.base);
+            s.node_algorithm = ADAPT2_ALG_PIPELINE;
+            s.node_segment_size = z.node, s.numa_segment_size = z.numa;
+            const size_t cut = std::min({z.base, z.node ? z.node : z.base, z.numa ? z.numa : z.base});
+            const size_t node_bytes = (z.node ? z.node : z.base) / cut * cut;  // whole segments
+            for (size_t bytes : {size_t{1000}, size_t{64}, size_t{4096}}) {
+                const uint64_t node_messages = (bytes + node_bytes - 1) / node_bytes;
+                for (auto o : completion_orders(2)) {
+                    for (int root : {0, pl.topo.size() - 1}) {
+                        const std::string name = "levels " + pl.name + " " + std::to_string(z.base) + "/" +
+                                                 std::to_string(z.node) + "/" + std::to_string(z.numa);
+                        bcast_case(name, pl.topo, root, bytes, o, s, node_messages);
+                        bcast_case(name + " strided", pl.topo, root, bytes, o, s, Segments(bytes, cut).count(), true);
+                        runs += 2;
+                    }
+                }
+            }
+        }
+    }
+    std::printf("# %ld broadcasts with per-level message sizes checked\n", runs);
+}
+
 }  // namespace
 
 int main() {
@@ -294,6 +358,8 @@ int main() {
         cmocka_unit_test(test_multi_level_detection),
         cmocka_unit_test(test_cache_keys),
         cmocka_unit_test(test_collectives_on_multi_level_trees),
+        cmocka_unit_test(test_edge_levels),
+        cmocka_unit_test(test_level_segment_sizes),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -62,6 +62,8 @@ typedef struct mca_coll_adapt2_component_t {
     char *node_algorithm;
     char *numa_algorithm;
     long topology_segment_size;
+    long node_segment_size;
+    long numa_segment_size;
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;

@@ -44,7 +44,16 @@ int mca_coll_adapt2_topology_register(void)
         "auto", &c->numa_algorithm);
     mca_coll_adapt2_register_long("topology_segment_size",
         "Multi-level trees: segment size in bytes (0: one segment), for broadcast, reduce and "
-        "the tree allreduce", 256L << 10, &c->topology_segment_size);
+        "the tree allreduce; inside a NUMA domain, and the cut the other levels' messages "
+        "are made of", 256L << 10, &c->topology_segment_size);
+    mca_coll_adapt2_register_long("node_segment_size",
+        "Multi-level broadcasts (and the tree allreduce's broadcast): bytes per message between "
+        "node leaders, a multiple of topology_segment_size (0: topology_segment_size)", 0,
+        &c->node_segment_size);
+    mca_coll_adapt2_register_long("numa_segment_size",
+        "Multi-level broadcasts: bytes per message between the NUMA-domain leaders of a node, "
+        "a multiple of topology_segment_size (0: topology_segment_size)", 0,
+        &c->numa_segment_size);
     return OMPI_SUCCESS;
 }
 
@@ -61,6 +70,10 @@ void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll
     s->numa_algorithm = mca_coll_adapt2_checked_algorithm("numa_algorithm", c->numa_algorithm);
     s->topology_segment_size = (size_t) mca_coll_adapt2_checked_long(
         "topology_segment_size", c->topology_segment_size, 0, INT_MAX, 256L << 10);
+    s->node_segment_size = (size_t) mca_coll_adapt2_checked_long(
+        "node_segment_size", c->node_segment_size, 0, INT_MAX, 0);
+    s->numa_segment_size = (size_t) mca_coll_adapt2_checked_long(
+        "numa_segment_size", c->numa_segment_size, 0, INT_MAX, 0);
 }
 
 static int world_rank_of(ompi_proc_t *proc)

@@ -22,6 +22,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     args.tag = tag;
     args.data = data;
     args.segment_bytes = plan.segment_bytes;
+    level_groups(plan, Segments(data.bytes, plan.segment_bytes).count(), args.groups);
     args.recv_window = settings.recv_window;
     args.send_window = settings.send_window;
     args.tag_block = flow_tags(settings, Segments(data.bytes, plan.segment_bytes), data.bytes);

@@ -28,16 +28,28 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
       hello_tag_(args.hello_tag),
       await_(args.await),
       arrived_(is_root() && !args.supplied && (!args.copy || await_) ? segments_.count() : 0),
+      in_group_(group_of(args.rank, args)),
       next_send_(children_.size(), 0),
       sent_(children_.size()) {
     const int nseg = segments_.count();
-    if (is_root()) next_recv_ = nseg;  // the root receives nothing
+    // Arrivals may run a receive window of messages past the prefix.
+    recv_window_ = std::max(1, std::min(recv_window_, kMaxWindow / in_group_));
+    for (int c : children_) group_.push_back(group_of(c, args));
+    for (int g : group_) sends_total_ += messages(g);
+    if (is_root()) next_recv_ = messages(in_group_);  // the root receives nothing
     if (is_root()) source_.assign(children_.size(), await_ ? undecided : copy_ ? copied : user);
     if (!copy_ && !data_.contiguous() && nseg > 0) {
         // Enough slots to keep both windows busy; the pool may grant fewer.
         int want = std::min(nseg, (is_root() ? 1 : recv_window_) + send_window_);
         staging_.assign(pool_.borrow(segments_.max_bytes(), want));
     }
+}
+
+// Segments per message on the edge to `rank`; one through the staging ring,
+// whose slots hold one segment each.
+int BcastFlow::group_of(int rank, const BcastArgs &args) const {
+    if (!copy_ && !data_.contiguous()) return 1;
+    return std::clamp(args.groups[tree_->edge_level(rank)], 1, kMaxWindow);
 }
 
 int BcastFlow::max_ops() const {
@@ -97,7 +109,7 @@ bool BcastFlow::locally_done() const {
     bool any_copied = false;
     for (int c = 0; c < children(); ++c) {
         if (source_[c] == undecided) return false;
-        if (source_[c] == user && sent_[c].prefix() < segments_.count()) return false;
+        if (source_[c] == user && sent_[c].prefix() < messages(group_[c])) return false;
         any_copied |= source_[c] == copied;
     }
     return any_copied;
@@ -135,8 +147,7 @@ void BcastFlow::supply(int segment) {
 }
 
 bool BcastFlow::has_pending_work() const {
-    return arrived_.prefix() < segments_.count() ||
-           sends_done_ < static_cast<long long>(children()) * segments_.count();
+    return arrived_.prefix() < segments_.count() || sends_done_ < sends_total_;
 }
 
 void BcastFlow::on_complete(Op &op) {
@@ -154,26 +165,29 @@ void BcastFlow::on_complete(Op &op) {
     }
 }
 
-void BcastFlow::on_received(int segment) {
+void BcastFlow::on_received(int message) {
+    const int first = message * in_group_, end = end_of(message, in_group_);
     if (copy_) {
-        arrived_.mark_done(segment);
+        for (int s = first; s < end; ++s) arrived_.mark_done(s);
         post_receives();
         feed_all();  // children first: copying out overlaps their transfers
-        copy_out(segment);
+        for (int s = first; s < end; ++s) copy_out(s);
         return;
     }
+    const int segment = first;  // staged messages hold one segment
     if (staged()) {
         int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
         if (rc != 0) schedule_.set_error(rc);
         staging_.release(segment);  // the unpack's hold
     }
-    arrived_.mark_done(segment);  // any order; children are fed in order
+    for (int s = first; s < end; ++s) arrived_.mark_done(s);  // any order; children are fed in order
     post_receives();
     feed_all();
 }
 
-void BcastFlow::on_sent(int child, int segment) {
-    sent_[child].mark_done(segment);
+void BcastFlow::on_sent(int child, int message) {
+    sent_[child].mark_done(message);
+    const int segment = message;  // staged messages hold one segment
     ++sends_done_;
     if (!staged()) {
         feed(child);
@@ -185,9 +199,9 @@ void BcastFlow::on_sent(int child, int segment) {
 }
 
 void BcastFlow::post_receives() {
-    const int nseg = segments_.count();
-    while (!schedule_.failed() && next_recv_ < nseg && next_recv_ < arrived_.prefix() + recv_window_) {
-        const int s = next_recv_;
+    const int nmsg = messages(in_group_);
+    while (!schedule_.failed() && next_recv_ < nmsg && next_recv_ < arrived_.prefix() / in_group_ + recv_window_) {
+        const int m = next_recv_, s = m * in_group_;
         char *dst;
         if (copy_) {
             dst = copy_ + segments_.offset(s);
@@ -198,8 +212,8 @@ void BcastFlow::post_receives() {
             dst = data_.at(segments_.offset(s));
         }
         ++next_recv_;
-        schedule_.post_recv(dst, parent_, segment_tag(tag_, tags_, s),
-                            schedule_.take_op(id_, Op::kRecv, s, 0, segments_.bytes(s)));
+        const size_t bytes = message_bytes(m, in_group_);
+        schedule_.post_recv(dst, parent_, segment_tag(tag_, tags_, m), schedule_.take_op(id_, Op::kRecv, m, 0, bytes));
     }
 }
 
@@ -209,14 +223,16 @@ void BcastFlow::feed_all() {
 
 void BcastFlow::feed(int child) {
     if (is_root() && source_[child] == undecided) return;
-    while (!schedule_.failed() && next_send_[child] < arrived_.prefix() &&
+    const int g = group_[child];
+    while (!schedule_.failed() && next_send_[child] < messages(g) &&
+           end_of(next_send_[child], g) <= arrived_.prefix() &&
            next_send_[child] < sent_[child].prefix() + send_window_) {
-        const int s = next_send_[child];
-        const char *src = send_source(child, s);
+        const int m = next_send_[child];
+        const char *src = send_source(child, m * g);
         if (!src) break;
         ++next_send_[child];
-        schedule_.post_send(src, children_[child], segment_tag(tag_, tags_, s),
-                            schedule_.take_op(id_, Op::kSend, s, child, segments_.bytes(s)));
+        schedule_.post_send(src, children_[child], segment_tag(tag_, tags_, m),
+                            schedule_.take_op(id_, Op::kSend, m, child, message_bytes(m, g)));
     }
 }
 

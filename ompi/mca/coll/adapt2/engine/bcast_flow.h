@@ -10,6 +10,15 @@
 // once that child's sends below s - send_window have completed. Then the
 // tags of messages in flight to one child never repeat (see Schedule).
 //
+// Levels (multi-level trees): the edges of each level may carry messages of
+// several consecutive segments (`groups`, e.g. larger messages between
+// nodes). Both ends of an edge use its level's group, and on each edge
+// windows and tags count messages. A rank forwards whatever its children's
+// messages need as soon as those segments are all here: a node leader sends
+// the first segment of a large message inside its node as soon as the whole
+// message is in. Data that goes through the staging ring travels one segment
+// per message.
+//
 // The root normally has all its data; in an allreduce it is supplied segment
 // by segment as the reduction finishes them (supply()).
 //
@@ -34,6 +43,7 @@
 #include "flow.h"
 #include "segments.h"
 #include "staging_ring.h"
+#include "topology.h"
 #include "tree.h"
 #include "user_data.h"
 
@@ -55,6 +65,7 @@ struct BcastArgs {
     bool hello = false;     // the call may detach: the root's children say hello (detach.h)
     int hello_tag = 0;
     bool await = false;     // root with a copy: copy only for children late past the grace
+    int groups[kLevels] = {1, 1, 1};  // segments per message on edges of each level
 };
 
 class BcastFlow final : public Flow {
@@ -93,6 +104,13 @@ private:
     void post_hellos();
     void on_hello(int child);
     bool child_of_root() const { return !is_root() && tree_->parent(parent_) < 0; }
+    // Messages of `group` segments: how many, and their segments [first, end).
+    int messages(int group) const { return (segments_.count() + group - 1) / group; }
+    int end_of(int message, int group) const { return std::min((message + 1) * group, segments_.count()); }
+    size_t message_bytes(int message, int group) const {
+        return segments_.span_bytes(message * group, end_of(message, group));
+    }
+    int group_of(int rank, const BcastArgs &args) const;
 
     // Where the root serves a child from (awaiting: decided per child).
     enum Source : uint8_t { undecided, user, copied };
@@ -116,10 +134,13 @@ private:
     bool await_;
     std::vector<Source> source_;  // root: per child
     CompletionWindow arrived_;  // prefix: segments here, in order
-    int next_recv_ = 0;
-    std::vector<int> next_send_;          // per child: next segment to send
-    std::vector<CompletionWindow> sent_;  // per child: sends completed
+    int in_group_;              // segments per message from the parent
+    std::vector<int> group_;    // per child: segments per message
+    int next_recv_ = 0;         // next message to receive
+    std::vector<int> next_send_;          // per child: next message to send
+    std::vector<CompletionWindow> sent_;  // per child: sends completed (messages)
     long long sends_done_ = 0;
+    long long sends_total_ = 0;
 };
 
 }  // namespace adapt2

@@ -1,5 +1,9 @@
 #include "decision.h"
 
+#include <algorithm>
+
+#include "completion_window.h"
+
 namespace adapt2 {
 
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
@@ -17,6 +21,18 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
 }
 
 namespace {
+
+// Per-level message sizes: topology_segment_size unless a level has its own;
+// the message is cut at the smallest, the others rounded to multiples of it.
+// Without segments (topology_segment_size 0) every level sends whole messages.
+void plan_level_bytes(const adapt2_tree_settings_t &s, BcastPlan *plan) {
+    const size_t base = s.topology_segment_size;
+    size_t *level = plan->level_bytes;
+    level[kNodeLevel] = base && s.node_segment_size ? s.node_segment_size : base;
+    level[kNumaLevel] = base && s.numa_segment_size ? s.numa_segment_size : base;
+    level[kCoreLevel] = base;
+    plan->segment_bytes = *std::min_element(level, level + kLevels);
+}
 
 // The tree a parameter forces, or `auto_tree` for auto.
 TreeSpec forced_or(int algorithm, const adapt2_tree_settings_t &s, TreeSpec auto_tree) {
@@ -53,6 +69,7 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
     constexpr size_t kPipelineFrom = size_t{64} << 10;
     BcastPlan plan{core, s.topology_segment_size};
     plan.multi_level = true;
+    plan_level_bytes(s, &plan);
     const TreeSpec auto_node = bytes >= kPipelineFrom ? TreeSpec{TreeShape::pipeline, 0} : TreeSpec{TreeShape::binomial, 0};
     plan.levels.node = forced_or(s.node_algorithm, s, auto_node);
     plan.levels.numa = forced_or(s.numa_algorithm, s, TreeSpec{TreeShape::flat, 0});
@@ -92,6 +109,20 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     if (contiguous && bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     return ADAPT2_ALLREDUCE_TREE;
+}
+
+}  // namespace adapt2
+
+namespace adapt2 {
+
+// A level's messages hold whole segments, at most CompletionWindow::kMax
+// (the receive window spans messages, the arrival window segments).
+void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels]) {
+    for (int l = 0; l < kLevels; ++l) {
+        size_t g = 1;
+        if (plan.multi_level && plan.segment_bytes > 0) g = plan.level_bytes[l] / plan.segment_bytes;
+        groups[l] = static_cast<int>(std::clamp<size_t>(g, 1, std::max(1, std::min(segment_count, CompletionWindow::kMax))));
+    }
 }
 
 }  // namespace adapt2

@@ -18,7 +18,15 @@ struct BcastPlan {
     size_t segment_bytes;
     bool multi_level = false;  // the tree of `levels` (topology.h) instead of `tree`
     LevelSpecs levels{};
+    // Multi-level: bytes per message on the edges of each level (TreeLevel);
+    // segment_bytes is the smallest, the others whole multiples of it.
+    size_t level_bytes[kLevels] = {0, 0, 0};
 };
+
+// Segments per message on the edges of each level of the plan's tree, for a
+// message cut into `segment_count` segments of plan.segment_bytes: 1 for
+// single-level plans.
+void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels]);
 
 // Multi-level plans apply where settings.topology says the communicator
 // spans nodes or NUMA domains (the C layer knows, from the engine's

@@ -139,6 +139,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     down.data = result;
     down.segment_bytes = plan.segment_bytes;
     down.unit = op.unit_bytes;
+    level_groups(plan, Segments(result.bytes, plan.segment_bytes, op.unit_bytes).count(), down.groups);
     down.recv_window = settings.tree.recv_window;
     down.send_window = settings.tree.send_window;
     down.supplied = true;

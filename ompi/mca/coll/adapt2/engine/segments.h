@@ -30,6 +30,8 @@ public:
     size_t max_bytes() const { return count_ > 1 ? size_ : total_; }
     size_t offset(int s) const { return static_cast<size_t>(s) * size_; }
     size_t bytes(int s) const { return s + 1 < count_ ? size_ : total_ - offset(s); }
+    // Bytes of segments [first, end).
+    size_t span_bytes(int first, int end) const { return (end >= count_ ? total_ : offset(end)) - offset(first); }
 
 private:
     size_t total_;

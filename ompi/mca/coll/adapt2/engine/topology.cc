@@ -47,10 +47,11 @@ std::vector<int> ranks_of(const Domains &node) {
 
 class LevelLinker {
 public:
-    explicit LevelLinker(int size) : parent_(size, -1), children_(size) {}
+    explicit LevelLinker(int size) : parent_(size, -1), children_(size), level_(size, kNodeLevel) {}
 
-    // Links `ranks` by a `spec` tree rooted at `top`, one of them.
-    void link(const TreeSpec &spec, const std::vector<int> &ranks, int top) {
+    // Links `ranks` by a `spec` tree rooted at `top`, one of them, with
+    // edges of level `edge_level`.
+    void link(const TreeSpec &spec, const std::vector<int> &ranks, int top, TreeLevel edge_level) {
         const int n = static_cast<int>(ranks.size());
         if (n < 2) return;
         const int top_index = static_cast<int>(std::find(ranks.begin(), ranks.end(), top) - ranks.begin());
@@ -59,15 +60,17 @@ public:
             for (int c : level.children(i)) {
                 parent_[ranks[c]] = ranks[i];
                 children_[ranks[i]].push_back(ranks[c]);
+                level_[ranks[c]] = edge_level;
             }
         }
     }
 
-    Tree finish(int root) { return Tree(root, std::move(parent_), children_); }
+    Tree finish(int root) { return Tree(root, std::move(parent_), children_, std::move(level_)); }
 
 private:
     std::vector<int> parent_;
     std::vector<std::vector<int>> children_;
+    std::vector<uint8_t> level_;
 };
 
 }  // namespace
@@ -86,14 +89,14 @@ Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root) 
     // children first, then NUMA, then core.
     std::vector<int> node_leaders;
     for (const Domains &node : nodes) node_leaders.push_back(leader_of(ranks_of(node), root));
-    linker.link(levels.node, node_leaders, root);
+    linker.link(levels.node, node_leaders, root, kNodeLevel);
     std::vector<std::vector<int>> domain_leaders(nodes.size());
     for (size_t n = 0; n < nodes.size(); ++n) {
         for (const auto &domain : nodes[n]) domain_leaders[n].push_back(leader_of(domain, node_leaders[n]));
-        linker.link(levels.numa, domain_leaders[n], node_leaders[n]);
+        linker.link(levels.numa, domain_leaders[n], node_leaders[n], kNumaLevel);
     }
     for (size_t n = 0; n < nodes.size(); ++n) {
-        for (size_t d = 0; d < nodes[n].size(); ++d) linker.link(levels.core, nodes[n][d], domain_leaders[n][d]);
+        for (size_t d = 0; d < nodes[n].size(); ++d) linker.link(levels.core, nodes[n][d], domain_leaders[n][d], kCoreLevel);
     }
     return linker.finish(root);
 }

@@ -29,6 +29,10 @@ struct Topology {
     bool same_node(int a, int b) const { return node.empty() || node[a] == node[b]; }
 };
 
+// The levels of a multi-level tree, slowest first; Tree::edge_level() of a
+// multi-level tree's edges.
+enum TreeLevel : uint8_t { kNodeLevel = 0, kNumaLevel = 1, kCoreLevel = 2, kLevels = 3 };
+
 // The shape of each level of a multi-level tree.
 struct LevelSpecs {
     TreeSpec node;  // between node leaders

@@ -6,10 +6,12 @@
 
 namespace adapt2 {
 
-Tree::Tree(int root, std::vector<int> parent, const std::vector<std::vector<int>> &children)
-    : root_(root), parent_(std::move(parent)) {
+Tree::Tree(int root, std::vector<int> parent, const std::vector<std::vector<int>> &children,
+           std::vector<uint8_t> edge_level)
+    : root_(root), parent_(std::move(parent)), edge_level_(std::move(edge_level)) {
     const int n = static_cast<int>(parent_.size());
-    if (children.size() != parent_.size() || root < 0 || root >= n) {
+    if (children.size() != parent_.size() || root < 0 || root >= n ||
+        (!edge_level_.empty() && edge_level_.size() != parent_.size())) {
         throw std::invalid_argument("adapt2::Tree: inconsistent sizes");
     }
     first_child_.resize(n + 1);

@@ -43,7 +43,10 @@ struct RankSpan {
 class Tree {
 public:
     // `parent[r]` is -1 for the root; `children[r]` lists r's children in serving order.
-    Tree(int root, std::vector<int> parent, const std::vector<std::vector<int>> &children);
+    // `edge_level[r]` (optional) says which level of a multi-level tree the
+    // edge from r's parent to r belongs to (topology.h); 0 for every edge if empty.
+    Tree(int root, std::vector<int> parent, const std::vector<std::vector<int>> &children,
+         std::vector<uint8_t> edge_level = {});
 
     int size() const { return static_cast<int>(parent_.size()); }
     int root() const { return root_; }
@@ -53,6 +56,8 @@ public:
     }
     // Edges on the longest root-to-leaf path.
     int depth() const { return depth_; }
+    // The level of the edge from rank's parent to rank (0 in single-level trees).
+    int edge_level(int rank) const { return edge_level_.empty() ? 0 : edge_level_[rank]; }
 
 private:
     int root_;
@@ -60,6 +65,7 @@ private:
     std::vector<int> parent_;
     std::vector<int> first_child_;  // CSR offsets into children_, size()+1 entries
     std::vector<int> children_;
+    std::vector<uint8_t> edge_level_;  // empty, or one per rank
 };
 
 // Builds the tree of `spec` over ranks 0..size-1 rooted at `root`.
