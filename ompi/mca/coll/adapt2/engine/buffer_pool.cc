@@ -9,17 +9,48 @@ namespace adapt2 {
 namespace {
 constexpr size_t kAlignment = 64;  // cache line; also good enough for SIMD reductions
 
-char *allocate(size_t bytes) {
+void *aligned_host_alloc(void *, size_t bytes) {
     size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    void *p = std::aligned_alloc(kAlignment, rounded);
-    if (!p) throw std::bad_alloc();
-    return static_cast<char *>(p);
+    return std::aligned_alloc(kAlignment, rounded);
 }
+void host_free(void *, void *p) { std::free(p); }
 }  // namespace
+
+BufferAllocator host_allocator() { return {aligned_host_alloc, host_free, nullptr}; }
 
 BufferPool::~BufferPool() {
     for (auto &entry : free_) {
-        for (char *b : entry.second) std::free(b);
+        for (char *b : entry.second) release(b);
+    }
+}
+
+// A cached buffer of this size, or a new one once cached buffers of other
+// sizes have made room under the cap. nullptr when the allocator fails.
+char *BufferPool::take(size_t bytes, std::vector<char *> &cached) {
+    if (!cached.empty()) {
+        char *b = cached.back();
+        cached.pop_back();
+        cached_ -= bytes;
+        return b;
+    }
+    for (auto it = free_.begin(); cached_ + lent_ + bytes > max_bytes_ && it != free_.end(); ++it) {
+        while (!it->second.empty() && cached_ + lent_ + bytes > max_bytes_) {
+            release(it->second.back());
+            it->second.pop_back();
+            cached_ -= it->first;
+        }
+    }
+    return static_cast<char *>(allocator_.alloc(allocator_.ctx, bytes));
+}
+
+// Keeps a returned buffer while lent and cached bytes stay within the cap.
+void BufferPool::put_back(size_t bytes, char *b, std::vector<char *> &cached) {
+    lent_ -= bytes;
+    if (cached_ + lent_ + bytes <= max_bytes_) {
+        cached.push_back(b);
+        cached_ += bytes;
+    } else {
+        release(b);  // returned overdraft: do not keep it
     }
 }
 
@@ -30,25 +61,19 @@ std::vector<char *> BufferPool::borrow(size_t bytes, int want, int must) {
     for (int i = 0; i < want; ++i) {
         bool over_cap = lent_ + bytes > max_bytes_;
         if (over_cap && static_cast<int>(out.size()) >= must) break;
+        char *b = take(bytes, cached);
+        if (!b) {
+            // An allocator at its limit (pinned memory is scarce) acts as the
+            // cap; below `must` the call cannot run: undo and throw.
+            if (static_cast<int>(out.size()) >= must) break;
+            for (char *taken : out) put_back(bytes, taken, cached);
+            throw std::bad_alloc();
+        }
         if (over_cap) {
             ++overdrafts_;
             count(Counter::pool_overdrafts, 1);
         }
-        if (!cached.empty()) {
-            out.push_back(cached.back());
-            cached.pop_back();
-            cached_ -= bytes;
-        } else {
-            // Make room by dropping cached buffers of other sizes first.
-            for (auto it = free_.begin(); cached_ + lent_ + bytes > max_bytes_ && it != free_.end(); ++it) {
-                while (!it->second.empty() && cached_ + lent_ + bytes > max_bytes_) {
-                    std::free(it->second.back());
-                    it->second.pop_back();
-                    cached_ -= it->first;
-                }
-            }
-            out.push_back(allocate(bytes));
-        }
+        out.push_back(b);
         lent_ += bytes;
     }
     peak_ = lent_ > peak_ ? lent_ : peak_;
@@ -58,15 +83,7 @@ std::vector<char *> BufferPool::borrow(size_t bytes, int want, int must) {
 void BufferPool::give_back(size_t bytes, const std::vector<char *> &buffers) {
     std::lock_guard<std::mutex> guard(lock_);
     auto &cached = free_[bytes];
-    for (char *b : buffers) {
-        lent_ -= bytes;
-        if (cached_ + lent_ + bytes <= max_bytes_) {
-            cached.push_back(b);
-            cached_ += bytes;
-        } else {
-            std::free(b);  // returned overdraft: do not keep it
-        }
-    }
+    for (char *b : buffers) put_back(bytes, b, cached);
 }
 
 size_t BufferPool::bytes_lent() const {

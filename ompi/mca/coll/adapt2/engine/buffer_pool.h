@@ -14,16 +14,28 @@
 
 namespace adapt2 {
 
+// Where a pool's buffers come from: plain host memory by default; pinned host
+// or device memory for GPU staging (device/device.h). alloc returns nullptr
+// on failure (see borrow()).
+struct BufferAllocator {
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *p);
+    void *ctx;
+};
+BufferAllocator host_allocator();  // 64-byte aligned malloc/free
+
 class BufferPool {
 public:
-    explicit BufferPool(size_t max_bytes) : max_bytes_(max_bytes) {}
+    explicit BufferPool(size_t max_bytes, BufferAllocator allocator = host_allocator())
+        : max_bytes_(max_bytes), allocator_(allocator) {}
     ~BufferPool();
     BufferPool(const BufferPool &) = delete;
     BufferPool &operator=(const BufferPool &) = delete;
 
     // Up to `want` buffers of `bytes` each, as many as the cap allows; at least
     // `must` even past the cap, so every schedule can make progress (counted
-    // as overdrafts).
+    // as overdrafts). Fewer where the allocator runs out; std::bad_alloc (and
+    // nothing lent) where it cannot even give `must`.
     std::vector<char *> borrow(size_t bytes, int want, int must = 1);
     void give_back(size_t bytes, const std::vector<char *> &buffers);
 
@@ -34,7 +46,12 @@ public:
     size_t overdrafts() const;
 
 private:
+    char *take(size_t bytes, std::vector<char *> &cached);
+    void put_back(size_t bytes, char *buffer, std::vector<char *> &cached);
+    void release(char *buffer) { allocator_.free(allocator_.ctx, buffer); }
+
     const size_t max_bytes_;
+    const BufferAllocator allocator_;
     mutable std::mutex lock_;  // per borrow/give_back, i.e. per collective call
     size_t lent_ = 0;          // bytes out now, overdrafts included
     size_t peak_ = 0;
