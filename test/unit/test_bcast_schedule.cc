@@ -87,8 +87,8 @@ void run_case(const Case &c) {
         mem[r].assign(c.bytes * (s ? 2 : 1) + 1, kPoison);
         for (size_t i = 0; r == c.root && i < c.bytes; ++i) mem[r][s ? 2 * i : i] = pattern(i);
         strided[r].base = mem[r].data();
-        bufs[r] = s ? adapt2_buffer_t{nullptr, c.bytes, &strided[r], strided_pack, strided_unpack}
-                    : adapt2_buffer_t{mem[r].data(), c.bytes, nullptr, nullptr, nullptr};
+        bufs[r] = s ? adapt2_buffer_t{nullptr, c.bytes, &strided[r], strided_pack, strided_unpack, 0}
+                    : adapt2_buffer_t{mem[r].data(), c.bytes, nullptr, nullptr, nullptr, 0};
     }
     // Ranks enter the collective in a random order.
     std::vector<int> order(c.p);
@@ -207,7 +207,7 @@ void test_pack_error_reported_once(void **) {
     FakeNetwork net(2, {});
     Comm root(net.endpoint(0), 0, 2, 1 << 20);
     std::vector<char> mem(256, 0);
-    adapt2_buffer_t buf{nullptr, 256, mem.data(), failing_pack, strided_unpack};
+    adapt2_buffer_t buf{nullptr, 256, mem.data(), failing_pack, strided_unpack, 0};
     Done done;
     Case c;
     auto s = settings_for(c);

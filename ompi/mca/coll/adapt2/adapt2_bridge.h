@@ -29,6 +29,8 @@ typedef struct adapt2_buffer {
     void *packer;          /* state for pack/unpack (non-contiguous only) */
     adapt2_pack_fn pack;
     adapt2_unpack_fn unpack;
+    int on_device;         /* contig is GPU (device or managed) memory: it moves through the
+                            * communicator's device queue and pinned staging buffers */
 } adapt2_buffer_t;
 
 /* Per-call settings of a tree (and its segments and windows), validated by
@@ -133,6 +135,9 @@ const char *mca_coll_adapt2_engine_algorithm_names(void);
  * 0; errors after that go to `finished` only. */
 typedef void (*adapt2_done_fn)(void *ctx, int status);
 #define ADAPT2_STATUS_DETACHED 1
+/* A device copy or reduction failed (OMPI_ERROR); the device layer's own
+ * message: mca_coll_adapt2_engine_device_last_error(). */
+#define ADAPT2_STATUS_DEVICE_ERROR (-1)
 
 /* A transport provided by the C layer: byte transfers with ranks of one
  * communicator. On completion the provider calls

@@ -12,9 +12,19 @@ int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_s
     return call_tags(settings, Segments(bytes, plan.segment_bytes), bytes);
 }
 
+BufferPool *staging_pool(Comm &comm, bool on_device, int *error) {
+    *error = 0;
+    if (!on_device) return &comm.pool();
+    DeviceState *device = comm.device(error);
+    return device ? &device->pinned_pool() : nullptr;
+}
+
 int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
                 const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
                 Grace **grace) {
+    int error = 0;
+    BufferPool *pool = staging_pool(comm, data.on_device, &error);
+    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     BcastPlan plan = plan_bcast(settings, data.bytes, comm.size());
     auto tree = planned_tree(comm.trees(), plan, root);
     BcastArgs args;
@@ -28,8 +38,9 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     args.tag_block = flow_tags(settings, Segments(data.bytes, plan.segment_bytes), data.bytes);
     args.hello = may_detach(settings, data.bytes);
     args.hello_tag = tag - args.tag_block;
-    // Only a rank that passes data on has anything to detach from.
-    if (args.hello && tree->children(comm.rank()).size() > 0) {
+    // Only a rank that passes data on has anything to detach from; device
+    // data never detaches (its hellos still match its peers').
+    if (args.hello && tree->children(comm.rank()).size() > 0 && !data.on_device) {
         args.copy = borrow_detach_copy(comm, settings, data.bytes);
         args.copy_pool = &comm.detach_pool();
     }
@@ -41,7 +52,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
-    schedule->add_flow<BcastFlow>(args, std::move(tree), comm.pool());
+    schedule->add_flow<BcastFlow>(args, std::move(tree), *pool);
     count(Counter::bcast_calls, 1);
     schedule->start();  // from here on the schedule owns itself
     return 0;

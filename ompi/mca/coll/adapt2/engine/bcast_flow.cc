@@ -27,10 +27,11 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
       hello_(args.hello),
       hello_tag_(args.hello_tag),
       await_(args.await),
-      arrived_(is_root() && !args.supplied && (!args.copy || await_) ? segments_.count() : 0),
+      arrived_(is_root() && !args.supplied && (!args.copy || await_) && !device() ? segments_.count() : 0),
       in_group_(group_of(args.rank, args)),
       next_send_(children_.size(), 0),
-      sent_(children_.size()) {
+      sent_(children_.size()),
+      supplied_(args.supplied ? 0 : segments_.count()) {
     const int nseg = segments_.count();
     // Arrivals may run a receive window of messages past the prefix.
     recv_window_ = std::max(1, std::min(recv_window_, kMaxWindow / in_group_));
@@ -40,7 +41,7 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
     if (is_root()) source_.assign(children_.size(), await_ ? undecided : copy_ ? copied : user);
     if (!copy_ && !data_.contiguous() && nseg > 0) {
         // Enough slots to keep both windows busy; the pool may grant fewer.
-        int want = std::min(nseg, (is_root() ? 1 : recv_window_) + send_window_);
+        int want = std::min(nseg, (is_root() && !device() ? 1 : recv_window_) + send_window_);
         staging_.assign(pool_.borrow(segments_.max_bytes(), want));
     }
 }
@@ -54,7 +55,8 @@ int BcastFlow::group_of(int rank, const BcastArgs &args) const {
 
 int BcastFlow::max_ops() const {
     int hellos = hello_ ? (is_root() ? children() : child_of_root() ? 1 : 0) : 0;
-    return (is_root() ? 0 : recv_window_) + children() * send_window_ + hellos;
+    const int copies = device() ? staging_.size() : 0;
+    return (is_root() ? 0 : recv_window_) + children() * send_window_ + hellos + copies;
 }
 
 void BcastFlow::start() {
@@ -64,6 +66,7 @@ void BcastFlow::start() {
         copy_in_all();
         return;
     }
+    copy_from_device();
     post_receives();
     feed_all();
 }
@@ -142,11 +145,43 @@ void BcastFlow::copy_out(int s) {
 }
 
 void BcastFlow::supply(int segment) {
+    if (device()) {
+        supplied_.mark_done(segment);
+        copy_from_device();
+        return;
+    }
     arrived_.mark_done(segment);
     feed_all();
 }
 
+// Device root: copy the supplied segments out, in order, into free slots.
+void BcastFlow::copy_from_device() {
+    if (!is_root() || !device()) return;
+    while (!schedule_.failed() && next_copy_ < supplied_.prefix() && staging_.can_claim()) {
+        const int s = next_copy_++;
+        char *slot = staging_.claim(std::max(children(), 1));  // one send per child
+        schedule_.post_copy(slot, data_.at(segments_.offset(s)),
+                            schedule_.take_op(id_, Op::kCopy, s, 0, segments_.bytes(s)));
+    }
+}
+
+// A device copy is done: at the root the segment can go to the children; at
+// the others the user has it and the slot may be reused once sent.
+void BcastFlow::on_copied(int segment) {
+    ++copies_done_;
+    if (is_root()) {
+        arrived_.mark_done(segment);
+        if (children() == 0) staging_.release(segment);  // nobody to send to
+        copy_from_device();
+    } else {
+        staging_.release(segment);  // the copy's hold
+        post_receives();
+    }
+    feed_all();
+}
+
 bool BcastFlow::has_pending_work() const {
+    if (device() && !is_root() && copies_done_ < segments_.count()) return true;
     return arrived_.prefix() < segments_.count() || sends_done_ < sends_total_;
 }
 
@@ -158,7 +193,9 @@ void BcastFlow::on_complete(Op &op) {
         if (kind == Op::kRecv) on_hello(child);
         return;
     }
-    if (kind == Op::kRecv) {
+    if (kind == Op::kCopy) {
+        on_copied(segment);
+    } else if (kind == Op::kRecv) {
         on_received(segment);
     } else {
         on_sent(child, segment);
@@ -175,6 +212,15 @@ void BcastFlow::on_received(int message) {
         return;
     }
     const int segment = first;  // staged messages hold one segment
+    if (device()) {
+        // Children first: the copy to the device overlaps their transfers.
+        arrived_.mark_done(segment);
+        post_receives();
+        feed_all();
+        schedule_.post_copy(data_.at(segments_.offset(segment)), staging_.slot(segment),
+                            schedule_.take_op(id_, Op::kCopy, segment, 0, segments_.bytes(segment)));
+        return;
+    }
     if (staged()) {
         int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
         if (rc != 0) schedule_.set_error(rc);
@@ -194,6 +240,7 @@ void BcastFlow::on_sent(int child, int message) {
         return;
     }
     staging_.release(segment);  // a freed slot may unblock anyone
+    copy_from_device();
     post_receives();
     feed_all();
 }

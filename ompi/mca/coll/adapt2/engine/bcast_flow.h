@@ -27,6 +27,13 @@
 // user; sends go from the copy, all posted at once. locally_done() once the
 // user's buffer is no longer needed.
 //
+// Device data (on a GPU) goes through the staging ring too, with copies on
+// the communicator's device queue instead of pack/unpack: the root copies
+// segments out as slots free up and sends each once its copy is done (a
+// supplied root copies what it is supplied); the others forward a segment
+// from its slot the moment it arrives and copy it in meanwhile, and free the
+// slot once both are done.
+//
 // Awaiting (a blocking call's root with a copy at hand): the root copies
 // only for late children. A child that says hello (it has entered the call)
 // within the grace period is served from the user's buffer, as if
@@ -92,8 +99,11 @@ public:
 private:
     bool is_root() const { return parent_ < 0; }
     bool staged() const { return staging_.size() > 0; }
+    bool device() const { return data_.on_device(); }
     int children() const { return children_.size(); }
     void on_received(int segment);
+    void on_copied(int segment);
+    void copy_from_device();
     void on_sent(int child, int segment);
     void post_receives();
     void feed(int child);
@@ -141,6 +151,9 @@ private:
     std::vector<CompletionWindow> sent_;  // per child: sends completed (messages)
     long long sends_done_ = 0;
     long long sends_total_ = 0;
+    CompletionWindow supplied_;  // device root: segments in the user's buffer
+    int next_copy_ = 0;          // device root: next segment to copy out
+    int copies_done_ = 0;        // device: copies finished
 };
 
 }  // namespace adapt2

@@ -34,6 +34,11 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                     DoneFn finished = nullptr);
 int allreduce_tags(const adapt2_allreduce_settings_t &settings);
 
+// The pool a flow stages through: pinned buffers of the communicator's device
+// state when any of its buffers is on a GPU, else the host pool. nullptr
+// (and *error set) when the device cannot be used.
+BufferPool *staging_pool(Comm &comm, bool on_device, int *error);
+
 }  // namespace adapt2
 
 #endif

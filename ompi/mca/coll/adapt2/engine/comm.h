@@ -9,6 +9,7 @@
 
 #include "buffer_pool.h"
 #include "counters.h"
+#include "device/device_registry.h"
 #include "transport.h"
 #include "tree_cache.h"
 
@@ -53,6 +54,15 @@ public:
     uint64_t internode_segments() const { return internode_segments_.load(std::memory_order_relaxed); }
     uint64_t internode_bytes() const { return internode_bytes_.load(std::memory_order_relaxed); }
     BufferPool &pool() { return pool_; }
+    // The device queue and pinned staging pool, made at the first device
+    // buffer (collectives on one communicator start one at a time, in one
+    // order on all ranks, as MPI requires). nullptr if the device cannot be
+    // used; *error then says why.
+    DeviceState *device(int *error) {
+        if (!device_ && device_error_ == 0) device_error_ = DeviceState::create(&device_);
+        *error = device_error_;
+        return device_.get();
+    }
     // Private copies of detached calls; its cap bounds what detaching holds.
     BufferPool &detach_pool() { return detach_pool_; }
     // Advances the transports until `bytes` fit in the detach pool, or while
@@ -78,6 +88,8 @@ private:
     BufferPool pool_;
     BufferPool detach_pool_;
     ProgressFn progress_;
+    int device_error_ = 0;
+    std::unique_ptr<DeviceState> device_;  // last: freed first, while the pools still exist
 };
 
 }  // namespace adapt2

@@ -41,14 +41,20 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
                  bool in_place, const adapt2_reduction_t &op, int root, int tag,
                  const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
                  Grace **grace) {
+    const bool on_device = (in_place && comm.rank() == root ? result : own).on_device ||
+                           (comm.rank() == root && result.on_device);
+    int error = 0;
+    BufferPool *pool = staging_pool(comm, on_device, &error);
+    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0);
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
     args.tag_block = flow_tags(settings.tree, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
     args.hello = may_detach(settings.tree, own.bytes);
     args.hello_tag = tag - args.tag_block;
-    // Every non-root rank passes its data on: each may detach.
-    if (comm.rank() != root && args.hello) {
+    // Every non-root rank passes its data on: each may detach (not from
+    // device data; its hellos still match its peers').
+    if (comm.rank() != root && args.hello && !on_device) {
         args.copy = borrow_detach_copy(comm, settings.tree, own.bytes);
         args.copy_pool = &comm.detach_pool();
     }
@@ -66,7 +72,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
-    schedule->add_flow<ReduceFlow>(args, std::move(tree), comm.pool());
+    schedule->add_flow<ReduceFlow>(args, std::move(tree), *pool);
     count(Counter::reduce_calls, 1);
     schedule->start();
     return 0;
@@ -108,7 +114,10 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                     bool in_place, const adapt2_reduction_t &op, int tag,
                     const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx,
                     DoneFn finished) {
-    const bool contiguous = result.contig && (in_place || own.contig);
+    // Device buffers take the tree (the C layer makes every rank pick it
+    // while device support is on, so that ranks with host buffers agree).
+    const bool on_device = result.on_device || (!in_place && own.on_device);
+    const bool contiguous = result.contig && (in_place || own.contig) && !on_device;
     const auto algorithm = choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, contiguous);
     if (algorithm != ADAPT2_ALLREDUCE_TREE) {
         auto *schedule = new Schedule(comm, done, done_ctx, finished);
@@ -127,12 +136,15 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     const int root = 0;
     BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0);
     auto tree = planned_tree(comm.trees(), plan, root);
+    int error = 0;
+    BufferPool *pool = staging_pool(comm, on_device, &error);
+    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
                                 plan.segment_bytes, settings.reproducible != 0);
     up.in_place = in_place && comm.rank() == root;
-    auto &reduce = schedule->add_flow<ReduceFlow>(up, tree, comm.pool());
+    auto &reduce = schedule->add_flow<ReduceFlow>(up, tree, *pool);
     BcastArgs down;
     down.rank = comm.rank();
     down.tag = tag - ReduceFlow::tags_needed(settings.tree.send_window);
@@ -143,7 +155,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     down.recv_window = settings.tree.recv_window;
     down.send_window = settings.tree.send_window;
     down.supplied = true;
-    auto &bcast = schedule->add_flow<BcastFlow>(down, tree, comm.pool());
+    auto &bcast = schedule->add_flow<BcastFlow>(down, tree, *pool);
     if (comm.rank() == root) reduce.feed(&bcast);
     count(Counter::allreduce_calls, 1);
     schedule->start();

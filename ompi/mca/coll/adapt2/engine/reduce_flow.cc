@@ -16,7 +16,7 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
                        std::shared_ptr<const Tree> tree, BufferPool &pool)
     : Flow(schedule, id),
       user_own_(args.in_place ? args.result : args.own),
-      own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr}) : user_own_),
+      own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr, 0}) : user_own_),
       result_(args.result),
       in_place_(args.in_place),
       op_(args.op),
@@ -71,7 +71,9 @@ void ReduceFlow::plan_slots(int window) {
 
 int ReduceFlow::max_ops() const {
     const int hellos = hello_ ? children() + (is_root() ? 0 : 1) : 0;
-    return static_cast<int>(slots_.size()) * children() + (is_root() ? 0 : send_window_) + hellos;
+    // Device: a copy in of own data and (root) a copy out of the result per slot.
+    const int copies = static_cast<int>(slots_.size()) * ((own_.on_device() ? 1 : 0) + (result_on_device() ? 1 : 0));
+    return static_cast<int>(slots_.size()) * children() + (is_root() ? 0 : send_window_) + hellos + copies;
 }
 
 void ReduceFlow::start() {
@@ -117,7 +119,7 @@ void ReduceFlow::copy_rest_of_own() {
     copy_into_private(user_own_, 0, segments_.total(), copy_);  // contiguous: cannot fail
     count(Counter::detach_bytes, segments_.total());
     copied_ = segments_.count();
-    own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr});
+    own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr, 0});
     for (Slot &slot : slots_) {  // segments in progress read their own data from the copy now
         if (slot.segment < 0 || slot.folded.empty() || slot.folded[own_index()]) continue;
         slot.own = copy_ + segments_.offset(slot.segment);
@@ -166,12 +168,16 @@ void ReduceFlow::start_segment(int s) {
         slot.own = own_.at(off);
         slot.own_private = own_is_copy();
     } else {
-        int rc = own_.pack(off, len, slot.bufs[own_index()]);
-        if (rc != 0) schedule_.set_error(rc);
         slot.own = slot.bufs[own_index()];
         slot.own_private = true;
+        if (own_.on_device()) {  // ready once copied (on_copied)
+            schedule_.post_copy(slot.bufs[own_index()], own_.at(off), schedule_.take_op(id_, Op::kCopy, s, kOwnIn, len));
+        } else {
+            int rc = own_.pack(off, len, slot.bufs[own_index()]);
+            if (rc != 0) schedule_.set_error(rc);
+        }
     }
-    slot.ready[own_index()] = 1;
+    slot.ready[own_index()] = !own_.on_device();
     // In place, a commutative root already holds its own data where the
     // result goes: start from there.
     if (is_root() && in_place_ && !fixed_order_ && result_.contiguous()) {
@@ -194,7 +200,9 @@ void ReduceFlow::on_complete(Op &op) {
         if (kind == Op::kRecv) on_hello();
         return;
     }
-    if (kind == Op::kRecv) {
+    if (kind == Op::kCopy) {
+        on_copied(s, child);
+    } else if (kind == Op::kRecv) {
         Slot &slot = slot_of(s);
         slot.ready[child] = 1;
         fold_ready(slot);
@@ -203,6 +211,17 @@ void ReduceFlow::on_complete(Op &op) {
         release(s);
         post_sends();
     }
+}
+
+void ReduceFlow::on_copied(int segment, int direction) {
+    if (direction == kResultOut) {  // the user has the segment's result
+        if (feed_) feed_->supply(segment);
+        release(segment);
+        return;
+    }
+    Slot &slot = slot_of(segment);
+    slot.ready[own_index()] = 1;
+    fold_ready(slot);
 }
 
 // Folds whatever the combine order allows now.
@@ -220,7 +239,9 @@ void ReduceFlow::fold_ready(Slot &slot) {
             if (slot.ready[x] && !slot.folded[x]) fold(slot, x);
         }
         bool own_may_start = children() == 0 || adoptable(slot, own_index()) || copies_to_result();
-        if (!slot.folded[own_index()] && (slot.acc || own_may_start)) fold(slot, own_index());
+        if (slot.ready[own_index()] && !slot.folded[own_index()] && (slot.acc || own_may_start)) {
+            fold(slot, own_index());
+        }
     }
     if (slot.folds == children() + 1) segment_reduced(slot);
 }
@@ -305,6 +326,11 @@ void ReduceFlow::note_folded(Slot &slot, int operand) {
 }
 
 void ReduceFlow::segment_reduced(Slot &slot) {
+    if (result_on_device()) {  // delivered, and released, once copied
+        schedule_.post_copy(result_.at(segments_.offset(slot.segment)), slot.acc,
+                            schedule_.take_op(id_, Op::kCopy, slot.segment, kResultOut, segments_.bytes(slot.segment)));
+        return;
+    }
     if (is_root()) {
         deliver(slot);
         release(slot.segment);

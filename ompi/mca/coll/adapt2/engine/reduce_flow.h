@@ -18,6 +18,11 @@
 // the rank's operand (and accumulator) for the rest; sends up are all posted
 // as soon as their segments are reduced.
 //
+// Device data (on a GPU): a segment's own data is copied from the device into
+// the slot's own buffer and is an operand like a child's once the copy is
+// done; the root copies each reduced segment to the device and frees its slot
+// when that copy is done. Combining runs on the host, on the staged data.
+//
 // Awaiting (a blocking call's non-root with a copy at hand): a leaf sends
 // from the user's buffer if its parent says hello within the grace period,
 // else from a copy; an interior rank reads its own data from the user's
@@ -91,7 +96,11 @@ private:
         std::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
     };
 
+    enum CopyDirection { kOwnIn = 0, kResultOut = 1 };  // Op::peer_index of a device copy
+
     bool is_root() const { return parent_ < 0; }
+    bool result_on_device() const { return is_root() && result_.on_device(); }
+    void on_copied(int segment, int direction);
     int children() const { return children_.size(); }
     int own_index() const { return children(); }
     Slot &slot_of(int segment) { return slots_[segment % slots_.size()]; }

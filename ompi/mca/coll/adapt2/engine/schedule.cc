@@ -7,6 +7,14 @@
 
 namespace adapt2 {
 
+// Device layer codes overlap Open MPI's: one error status for the call, the
+// code itself kept for the verbose output.
+static int device_error(int rc) {
+    if (rc == 0) return 0;
+    note_device_error(rc);
+    return ADAPT2_STATUS_DEVICE_ERROR;
+}
+
 void Schedule::reserve_ops() {
     int count = 0;
     for (const auto &f : flows_) count += f->max_ops();
@@ -61,6 +69,13 @@ int Schedule::post_recv(void *buf, int peer, int tag, Op *op) {
     op->peer = peer;
     if (tracer_) trace(TraceKind::post_recv, op->flow, op->segment, peer, op->bytes);
     return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag, op); });
+}
+
+int Schedule::post_copy(void *dst, const void *src, Op *op) {
+    int unused = 0;
+    DeviceQueue &queue = comm_.device(&unused)->queue();
+    const int stream = op->segment % queue.streams();
+    return post(op, [&] { return device_error(queue.post_copy(dst, src, op->bytes, stream, op)); });
 }
 
 void Schedule::set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root) {
@@ -163,7 +178,7 @@ void Schedule::handle_inbox() {
                 for (auto &f : flows_) f->expire();
                 continue;
             }
-            if (op->status != 0) set_error(op->status);
+            if (op->status != 0) set_error(op->kind == Op::kCopy ? device_error(op->status) : op->status);
             if (tracer_) {
                 trace(op->kind == Op::kRecv ? TraceKind::arrived : TraceKind::sent, op->flow, op->segment,
                       op->peer, op->bytes);

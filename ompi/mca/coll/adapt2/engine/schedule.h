@@ -89,6 +89,10 @@ public:
     void return_op(Op *op) { free_ops_.push_back(op); }
     int post_send(const void *buf, int peer, int tag, Op *op);
     int post_recv(void *buf, int peer, int tag, Op *op);
+    // A copy between host and device memory on the communicator's device
+    // queue (a flow handling device data has made sure it exists), on the
+    // stream of op->segment: a segment's copies run in order.
+    int post_copy(void *dst, const void *src, Op *op);
     bool failed() const { return error_ != 0; }
 
     // Tracing (no-ops unless coll_adapt2_trace is on): what the call is,

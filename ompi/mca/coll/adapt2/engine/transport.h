@@ -15,7 +15,8 @@ class Schedule;
 // One posted send or receive. Owned by its schedule (preallocated, reused);
 // the transport only holds it between post and completion.
 struct Op {
-    enum Kind : uint8_t { kSend, kRecv, kTimer };  // kTimer: a Grace period ended (schedule.h)
+    // kTimer: a Grace period ended (schedule.h); kCopy: a device copy (Schedule::post_copy)
+    enum Kind : uint8_t { kSend, kRecv, kTimer, kCopy };
 
     Op *next = nullptr;          // link in the schedule's completion inbox
     Schedule *owner = nullptr;
