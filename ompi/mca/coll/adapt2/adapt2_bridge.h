@@ -179,6 +179,25 @@ typedef struct adapt2_comm_shape {
 } adapt2_comm_shape_t;
 void mca_coll_adapt2_engine_comm_shape(const adapt2_engine_comm_t *comm, adapt2_comm_shape_t *out);
 
+/* ---- GPU buffers (engine/device/) ---- */
+typedef struct adapt2_device_settings {
+    int streams;             /* per communicator */
+    int queue_capacity;      /* device operations outstanding per communicator */
+    size_t pinned_max_bytes; /* pinned staging buffers per communicator */
+    int mock;                /* testing: a mock device that owns every user buffer */
+} adapt2_device_settings_t;
+
+/* Sets the limits and asks the device backend (the CUDA driver, loaded at
+ * run time) whether a device can be used: 1 yes, 0 no (`reason` says why). */
+int mca_coll_adapt2_engine_device_start(const adapt2_device_settings_t *settings, char *reason,
+                                        size_t reason_len);
+/* Where p points: 0 host, 1 device, 2 managed (host when no device). */
+int mca_coll_adapt2_engine_memory_type(const void *p);
+/* Polls every communicator's device queue; returns the operations finished. */
+int mca_coll_adapt2_engine_device_progress(void);
+/* The last device error as text ("" if none). */
+const char *mca_coll_adapt2_engine_device_last_error(void);
+
 /* How many consecutive tags (counting down from the one passed to ibcast) a
  * broadcast of `bytes` packed bytes with these settings uses; every rank
  * computes the same number. */
@@ -239,6 +258,7 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_DETACH_WAITS,     /* blocking calls that waited for room under the cap */
     ADAPT2_COUNTER_INTERNODE_SEGMENTS, /* segments sent to a rank on another node */
     ADAPT2_COUNTER_INTERNODE_BYTES,    /* their bytes */
+    ADAPT2_COUNTER_DEVICE_BYTES,       /* bytes copied between GPU buffers and staging buffers */
     ADAPT2_COUNTER_COUNT
 } adapt2_counter_t;
 uint64_t mca_coll_adapt2_engine_counter(int which);

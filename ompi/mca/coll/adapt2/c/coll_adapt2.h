@@ -64,6 +64,11 @@ typedef struct mca_coll_adapt2_component_t {
     long topology_segment_size;
     long node_segment_size;
     long numa_segment_size;
+    int device;              /* GPU buffers: 1 auto, 0 off */
+    int device_streams;
+    int device_queue_capacity;
+    long device_pinned_max_bytes;
+    int device_mock;         /* testing: a mock device owns every user buffer */
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
@@ -156,6 +161,15 @@ void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const cha
 void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,
                                    const char *why);
 int mca_coll_adapt2_register_pvars(void);
+
+/* GPU buffers (coll_adapt2_device.c) */
+int mca_coll_adapt2_device_register(void);
+bool mca_coll_adapt2_device_active(void); /* a CUDA device is used (decided at the first call) */
+void mca_coll_adapt2_device_close(void);
+/* Marks a described buffer that lives on a GPU (`user`: the caller's
+ * pointer); OMPI_ERR_NOT_SUPPORTED, `why` set, for device data adapt2 cannot
+ * stage. */
+int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const char **why);
 
 /* broadcast */
 int mca_coll_adapt2_bcast_register(void);

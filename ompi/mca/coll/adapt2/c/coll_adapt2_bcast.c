@@ -35,10 +35,11 @@ void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char 
     ADAPT2_VERBOSE(20, "(%s) %s handed to the previous component: %s", comm->c_name, what, why);
 }
 
-/* Starts adapt2's broadcast; never falls back. */
+/* Starts adapt2's broadcast, or returns OMPI_ERR_NOT_SUPPORTED (nothing
+ * started, `why` set) for data it cannot stage. */
 static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                        struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
-                       bool blocking, mca_coll_adapt2_request_t **out)
+                       bool blocking, mca_coll_adapt2_request_t **out, const char **why)
 {
     adapt2_bcast_settings_t settings;
     adapt2_buffer_t buf;
@@ -59,11 +60,14 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     }
     rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &buf);
     if (OMPI_SUCCESS == rc) {
+        rc = mca_coll_adapt2_device_mark(buff, &buf, why);
+    }
+    if (OMPI_SUCCESS == rc) {
         int tags = mca_coll_adapt2_engine_bcast_tags(&settings, buf.bytes, ompi_comm_size(comm));
         int tag = ompi_coll_base_nbc_reserve_tags(comm, tags);
-        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d", comm->c_name,
+        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d%s", comm->c_name,
                        buf.bytes, root, mca_coll_adapt2_engine_algorithm_name(settings.algorithm),
-                       tag);
+                       tag, buf.on_device ? ", GPU buffer" : "");
         rc = mca_coll_adapt2_engine_ibcast(engine, &buf, root, tag, &settings,
                                            mca_coll_adapt2_request_done,
                                            mca_coll_adapt2_request_finished, req,
@@ -88,7 +92,13 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
         return module->previous.ibcast(buff, count, datatype, root, comm, request,
                                        module->previous.ibcast_module);
     }
-    int rc = start_bcast(buff, count, datatype, root, comm, module, false, &req);
+    const char *why = NULL;
+    int rc = start_bcast(buff, count, datatype, root, comm, module, false, &req, &why);
+    if (OMPI_ERR_NOT_SUPPORTED == rc) {
+        mca_coll_adapt2_note_fallback(comm, "ibcast", why);
+        return module->previous.ibcast(buff, count, datatype, root, comm, request,
+                                       module->previous.ibcast_module);
+    }
     if (OMPI_SUCCESS == rc) {
         *request = &req->nbc.super;
         mca_coll_adapt2_request_nudge(req);
@@ -106,6 +116,11 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
         return module->previous.bcast(buff, count, datatype, root, comm,
                                       module->previous.bcast_module);
     }
-    int rc = start_bcast(buff, count, datatype, root, comm, module, true, &req);
+    const char *why = NULL;
+    int rc = start_bcast(buff, count, datatype, root, comm, module, true, &req, &why);
+    if (OMPI_ERR_NOT_SUPPORTED == rc) {
+        mca_coll_adapt2_note_fallback(comm, "bcast", why);
+        return module->previous.bcast(buff, count, datatype, root, comm, module->previous.bcast_module);
+    }
     return OMPI_SUCCESS == rc ? mca_coll_adapt2_request_wait_and_free(req) : rc;
 }

@@ -85,6 +85,7 @@ static int adapt2_register(void)
     mca_coll_adapt2_bcast_register();
     mca_coll_adapt2_reduce_register();
     mca_coll_adapt2_topology_register();
+    mca_coll_adapt2_device_register();
     return mca_coll_adapt2_register_pvars();
 }
 
@@ -98,6 +99,7 @@ static int adapt2_open(void)
 
 static int adapt2_close(void)
 {
+    mca_coll_adapt2_device_close();
     if (mca_coll_adapt2_component.output >= 0) {
         opal_output_close(mca_coll_adapt2_component.output);
         mca_coll_adapt2_component.output = -1;

@@ -40,6 +40,8 @@ static const struct {
      "at level 10 gives them per communicator when it is freed)"},
     {ADAPT2_COUNTER_INTERNODE_BYTES, "internode_bytes",
      "Bytes of the internode_segments"},
+    {ADAPT2_COUNTER_DEVICE_BYTES, "device_bytes",
+     "Bytes copied between GPU buffers and pinned staging buffers (coll_adapt2_device)"},
 };
 
 static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)

@@ -161,6 +161,13 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
         s.tree.detach_max_message = 0; /* every rank needs every contribution: nothing to detach */
         mca_coll_adapt2_topology_settings(&s.tree, call->module);
         s.algorithm = allreduce_algorithm();
+        if (mca_coll_adapt2_device_active() && ADAPT2_ALLREDUCE_TREE != s.algorithm) {
+            /* Every rank must pick the same algorithm whatever memory its
+             * buffers are in, and device buffers take the tree only. */
+            ADAPT2_VERBOSE(20, "(%s) allreduce: the tree algorithm, as device support is on",
+                           call->comm->c_name);
+            s.algorithm = ADAPT2_ALLREDUCE_TREE;
+        }
         s.ring_min_bytes = (size_t) mca_coll_adapt2_checked_long(
             "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, 256L << 10);
         s.ring_max_bytes = (size_t) mca_coll_adapt2_checked_long(
@@ -227,9 +234,16 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         rc = describe_operand(req, in_place ? 1 : 0, in_place ? call->rbuf : call->sbuf, call->count,
                               call->dtype, &own);
     }
+    if (OMPI_SUCCESS == rc && has_result) {
+        rc = mca_coll_adapt2_device_mark(call->rbuf, &result, why);
+    }
     if (OMPI_SUCCESS == rc) {
-        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s", call->comm->c_name,
-                       call->all ? "allreduce" : "reduce", own.bytes, in_place ? " in place" : "");
+        rc = mca_coll_adapt2_device_mark(in_place ? call->rbuf : call->sbuf, &own, why);
+    }
+    if (OMPI_SUCCESS == rc) {
+        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s%s", call->comm->c_name,
+                       call->all ? "allreduce" : "reduce", own.bytes, in_place ? " in place" : "",
+                       own.on_device || result.on_device ? ", GPU buffer(s): combined on the host" : "");
         rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result);
     }
     if (OMPI_SUCCESS != rc) {

@@ -97,6 +97,10 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
 
 static void complete(mca_coll_adapt2_request_t *req, int status)
 {
+    if (ADAPT2_STATUS_DEVICE_ERROR == status && *mca_coll_adapt2_engine_device_last_error()) {
+        ADAPT2_VERBOSE(1, "(%s) a GPU copy failed: %s", req->comm->c_name,
+                       mca_coll_adapt2_engine_device_last_error());
+    }
     req->nbc.super.req_status.MPI_ERROR = status;
     if (set_flags(req, REQ_DONE) & REQ_FREED) {
         return; /* freed while running (MPI_Request_free): nobody to tell */

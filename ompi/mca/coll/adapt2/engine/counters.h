@@ -22,6 +22,7 @@ enum class Counter : int {
     detach_waits,
     internode_segments,
     internode_bytes,
+    device_bytes,
     count_
 };
 

@@ -75,6 +75,7 @@ int Schedule::post_copy(void *dst, const void *src, Op *op) {
     int unused = 0;
     DeviceQueue &queue = comm_.device(&unused)->queue();
     const int stream = op->segment % queue.streams();
+    count(Counter::device_bytes, op->bytes);
     return post(op, [&] { return device_error(queue.post_copy(dst, src, op->bytes, stream, op)); });
 }
 

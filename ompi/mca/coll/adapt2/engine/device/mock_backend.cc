@@ -78,7 +78,9 @@ bool MockBackend::fits(const void *p, size_t bytes) const {
 MemoryType MockBackend::memory_type(const void *p, int *device_ordinal) {
     std::lock_guard<std::mutex> guard(lock_);
     const Allocation *a = config_.available ? find(p, nullptr) : nullptr;
-    if (device_ordinal) *device_ordinal = a ? 0 : -1;
+    const bool foreign_device = !a && config_.available && config_.foreign_is_device && !pinned_.count(const_cast<void *>(p));
+    if (device_ordinal) *device_ordinal = a || foreign_device ? 0 : -1;
+    if (foreign_device) return MemoryType::device;
     return a ? a->type : MemoryType::host;
 }
 

@@ -45,6 +45,10 @@ public:
         long fail_post = 0;          // the k-th copy_async/reduce_async fails (1-based; 0: none)
         long fail_query = 0;         // the k-th query_event fails
         long fail_alloc = 0;         // the k-th alloc_pinned/alloc_device fails
+        // Every pointer it did not allocate as pinned is device memory (the
+        // component's coll_adapt2_device_mock: MPI tests of device staging
+        // on machines without a GPU).
+        bool foreign_is_device = false;
     };
 
     MockBackend() : MockBackend(Config{}) {}

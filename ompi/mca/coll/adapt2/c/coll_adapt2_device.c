@@ -1,0 +1,110 @@
+/*
+ * GPU buffers: MCA parameters, whether a device can be used, which buffers
+ * live on it, and the progress callback that polls the device queues.
+ *
+ * Open MPI here is not CUDA-aware, so the engine stages device data itself
+ * (engine/device/). The CUDA driver is loaded at run time at the first
+ * collective: a machine without a GPU or driver loads the component and
+ * sees only host memory. Pointers are classified once per call and buffer.
+ */
+#include <pthread.h>
+
+#include "coll_adapt2.h"
+
+#include "opal/runtime/opal_progress.h"
+
+static struct {
+    pthread_once_t once;
+    bool active;
+    bool progress_registered;
+} device = {.once = PTHREAD_ONCE_INIT};
+
+int mca_coll_adapt2_device_register(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    mca_coll_adapt2_register_int("device",
+        "GPU buffers: 1 (auto): stage CUDA device and managed buffers through pinned host memory "
+        "when a CUDA device and driver are present; 0: treat every buffer as host memory", 1,
+        &c->device);
+    mca_coll_adapt2_register_int("device_streams",
+        "GPU buffers: CUDA streams per communicator (1-64)", 4, &c->device_streams);
+    mca_coll_adapt2_register_int("device_queue_capacity",
+        "GPU buffers: device copies outstanding per communicator (beyond, a call fails with "
+        "an error naming this parameter)", 1024, &c->device_queue_capacity);
+    mca_coll_adapt2_register_int("device_mock",
+        "Testing: a mock GPU (host memory; its copies complete late, from the progress loop), "
+        "to test device staging without a GPU: 1: every user buffer is its device memory; "
+        "2: no user buffer is (host buffers on a GPU machine); 0: off",
+        0, &c->device_mock);
+    mca_coll_adapt2_register_long("device_pinned_max_bytes",
+        "GPU buffers: cap on the pinned staging buffers of a communicator, in bytes", 64L << 20,
+        &c->device_pinned_max_bytes);
+    return OMPI_SUCCESS;
+}
+
+static int progress_devices(void)
+{
+    return mca_coll_adapt2_engine_device_progress();
+}
+
+static void start_device(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    if (!mca_coll_adapt2_checked_int("device", c->device, 0, 1, 1)) {
+        ADAPT2_VERBOSE(10, "GPU buffers: off (coll_adapt2_device=0)");
+        return;
+    }
+    adapt2_device_settings_t s = {
+        .streams = mca_coll_adapt2_checked_int("device_streams", c->device_streams, 1, 64, 4),
+        .queue_capacity = mca_coll_adapt2_checked_int("device_queue_capacity",
+                                                      c->device_queue_capacity, 16, 1 << 20, 1024),
+        .pinned_max_bytes = (size_t) mca_coll_adapt2_checked_long(
+            "device_pinned_max_bytes", c->device_pinned_max_bytes, 0, LONG_MAX, 64L << 20),
+        .mock = mca_coll_adapt2_checked_int("device_mock", c->device_mock, 0, 2, 0),
+    };
+    char reason[256] = "";
+    device.active = mca_coll_adapt2_engine_device_start(&s, reason, sizeof reason);
+    if (!device.active) {
+        ADAPT2_VERBOSE(10, "GPU buffers: no usable CUDA device (%s); every buffer is host memory",
+                       reason);
+        return;
+    }
+    opal_progress_register(progress_devices);
+    device.progress_registered = true;
+    ADAPT2_VERBOSE(1, "GPU buffers: %s; device buffers are staged through pinned host memory "
+                      "(%d streams, %zu bytes of pinned buffers per communicator)",
+                   s.mock ? "mock device (coll_adapt2_device_mock=1)" : "CUDA device found", s.streams,
+                   s.pinned_max_bytes);
+}
+
+bool mca_coll_adapt2_device_active(void)
+{
+    pthread_once(&device.once, start_device);
+    return device.active;
+}
+
+void mca_coll_adapt2_device_close(void)
+{
+    if (device.progress_registered) {
+        opal_progress_unregister(progress_devices);
+        device.progress_registered = false;
+    }
+}
+
+/* A non-contiguous datatype goes to the previous component on every rank
+ * while device support is on, whatever memory this rank's buffer is in: a
+ * rank with a host buffer must take the same path as its peers with device
+ * buffers, which adapt2 cannot pack. */
+int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const char **why)
+{
+    if (0 == buf->bytes || NULL == user || MPI_IN_PLACE == user || !mca_coll_adapt2_device_active()) {
+        return OMPI_SUCCESS;
+    }
+    if (NULL == buf->contig) {
+        *why = "a non-contiguous datatype while GPU support is on (adapt2 stages contiguous device "
+               "data only, and every rank must take the same path)";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    buf->on_device = 0 != mca_coll_adapt2_engine_memory_type(buf->contig);
+    return OMPI_SUCCESS;
+}

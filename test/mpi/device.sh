@@ -1,0 +1,27 @@
+#!/bin/bash
+# GPU buffers through the whole component on a mock GPU
+# (coll_adapt2_device_mock; test/mpi/device_check.c): every collective's data
+# on all-device and mixed host/device ranks, with pinned pools too small for
+# one buffer per segment; what the verbose output says about the device; and
+# that a machine without a GPU runs everything as host memory.
+. "$(dirname "$0")/lib.sh"
+PROG="$BIN/device_check"
+
+check "4 ranks, every buffer on the device" 4 -- "$PROG" all
+check "5 ranks, even ranks on the device, odd in host memory" 5 -- "$PROG" mixed
+check "3 ranks, 64 KiB of pinned buffers, 1 stream, 4 KiB segments" 3 \
+    --mca coll_adapt2_device_pinned_max_bytes 65536 --mca coll_adapt2_device_streams 1 \
+    --mca coll_adapt2_bcast_segment_size 4096 --mca coll_adapt2_reduce_segment_size 4096 -- "$PROG" all
+expect_output "verbose: the mock device is reported" "GPU buffers: mock device" \
+    4 4 --mca coll_adapt2_verbose 1 -- "$PROG" all
+expect_output "verbose: a strided type goes to the previous component, device or host buffer" \
+    "handed to the previous component: a non-contiguous datatype while GPU support is on" \
+    5 5 --mca coll_adapt2_verbose 20 -- "$PROG" mixed
+# No mock, no GPU here (or a real one): the device decision is reported once
+# per process either way.
+expect_output "verbose: the device decision is reported" \
+    "GPU buffers: (no usable CUDA device|CUDA device found)" 2 2 --mca coll_adapt2_verbose 10 --mca coll_adapt2_nodes block:1 -- "$BIN/topology_check" block:1
+expect_output "invalid coll_adapt2_device_mock reported" \
+    "invalid value '7' for MCA parameter coll_adapt2_device_mock" 2 2 --mca coll_adapt2_device_mock 7 \
+    --mca coll_adapt2_verbose 1 --mca coll_adapt2_nodes block:1 -- "$BIN/topology_check" block:1
+finish
