@@ -7,7 +7,8 @@
  * ibcast, reduce, ireduce, allreduce, iallreduce with int and float sums and
  * other ops (max, prod, band, minloc), several sizes and roots, in place or
  * not; the device-bytes counter must grow on ranks whose buffers are on the
- * device, and stay put on the others.
+ * device, and stay put on the others; predefined ops are combined by the
+ * (mock) GPU's kernels somewhere.
  *
  * usage: device_check all|mixed
  *   all:   every rank's buffers are on the (mock) device
@@ -164,6 +165,7 @@ int main(int argc, char **argv)
     on_device = !strcmp(argv[1], "all") || rank % 2 == 0;
     adapt2_set_int("coll_adapt2_device_mock", on_device ? 1 : 2);
     adapt2_counter("coll_adapt2_device_bytes");
+    adapt2_counter("coll_adapt2_device_combines");
 
     const int counts[] = {1, 1000, 70000, 300001};
     int call = 0;
@@ -188,6 +190,11 @@ int main(int argc, char **argv)
     long long copied = adapt2_counter("coll_adapt2_device_bytes");
     if (on_device && copied <= 0) fail("device buffers but no bytes copied to or from the device");
     if (!on_device && copied != 0) fail("host buffers but %lld bytes copied to or from the device", copied);
+    /* Ranks with device data and children combine predefined ops on the GPU. */
+    long long combined = adapt2_counter("coll_adapt2_device_combines"), all_combined = 0;
+    if (!on_device && combined != 0) fail("host buffers but %lld GPU combines", combined);
+    MPI_Allreduce(&combined, &all_combined, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (all_combined <= 0) fail("no segment was combined on the GPU");
     if (0 == rank) printf("device_check %s: every collective's data as expected\n", argv[1]);
     MPI_Finalize();
     return 0;

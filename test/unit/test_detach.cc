@@ -289,7 +289,7 @@ struct ReduceMem {
 
 void start_reduces(World &w, const Setup &s, std::vector<ReduceMem> &mem, int r) {
     adapt2_reduce_settings_t settings{tree_settings(s), 0};
-    adapt2_reduction_t op{s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose, nullptr};
+    adapt2_reduction_t op{s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose, nullptr, 0, 0};
     const size_t n = s.bytes / 4;
     for (int k = 0; k < s.calls; ++k) {
         std::vector<int32_t> &own = mem[r].own[k];
@@ -532,7 +532,7 @@ void run_reduce_grace(const Setup &s, bool stall) {
         w.calls[r][0].on_detach = [&o] { std::fill(o.begin(), o.end(), -1); };
     }
     adapt2_reduce_settings_t settings{blocking_settings(s), 0};
-    adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr};
+    adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
     const uint64_t copied_before = counter_value(Counter::detach_bytes);
     const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
     auto copies_at_once = [&](int r) {  // leaves of interior ranks

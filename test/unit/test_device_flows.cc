@@ -14,6 +14,7 @@
 
 #include "cmocka_cxx.h"
 #include "collectives.h"
+#include "counters.h"
 #include "device/device_registry.h"
 #include "device/mock_backend.h"
 #include "fake_transport.h"
@@ -188,13 +189,17 @@ int32_t serial_result(int p, size_t e, bool commutative) {
     return static_cast<int32_t>(e % 2 ? b : a);
 }
 
-void reduction_case(const Case &c, bool all, bool commutative, bool in_place) {
+// gpu_kernel: the sum names its GPU kernel (int32 sum), so ranks with device
+// data and children combine on the (mock) GPU unless the mock has no kernels.
+void reduction_case(const Case &c, bool all, bool commutative, bool in_place, bool gpu_kernel = false) {
     World w(c.p, c.net, c.dev);
+    const uint64_t gpu_combines_before = counter_value(Counter::device_combines);
     const size_t n = c.bytes / 8 * 2, bytes = n * 4;  // whole maps
     std::vector<int32_t *> own(c.p), res(c.p);
     std::vector<Done> done(c.p);
-    adapt2_reduction_t op = commutative ? adapt2_reduction_t{4, 1, nullptr, sum_i32, nullptr}
-                                        : adapt2_reduction_t{8, 0, nullptr, compose_affine, nullptr};
+    adapt2_reduction_t op = commutative ? adapt2_reduction_t{4, 1, nullptr, sum_i32, nullptr, 0, 0}
+                                        : adapt2_reduction_t{8, 0, nullptr, compose_affine, nullptr, 0, 0};
+    if (gpu_kernel && commutative) op.device_op = ADAPT2_DEVICE_OP_SUM, op.device_type = ADAPT2_DEVICE_TYPE_INT32;
     for (int r = 0; r < c.p; ++r) {
         bool dev_own = false, dev_res = false;
         own[r] = reinterpret_cast<int32_t *>(w.alloc(c.layout->of(r), bytes, &dev_own));
@@ -227,6 +232,14 @@ void reduction_case(const Case &c, bool all, bool commutative, bool in_place) {
         }
     }
     if (w.backend().queued_ops() != 0) fail_msg("%s: device work left queued", c.name.c_str());
+    // The GPU combines wherever a rank with device data has children.
+    auto tree = w.comm(0).trees().get(TreeSpec{TreeShape::binomial, 0}, all ? 0 : c.root);
+    bool device_parent = false;
+    for (int r = 0; r < c.p; ++r) device_parent |= c.layout->of(r) != Memory::host && tree->children(r).size() > 0;
+    const bool want_gpu = gpu_kernel && commutative && c.dev.kernels && device_parent;
+    const bool got_gpu = counter_value(Counter::device_combines) > gpu_combines_before;
+    if (want_gpu && !got_gpu) fail_msg("%s: nothing was combined on the GPU", c.name.c_str());
+    if (!(gpu_kernel && commutative && c.dev.kernels) && got_gpu) fail_msg("%s: combined on the GPU without a kernel", c.name.c_str());
 }
 
 // Every layout x device policy x network order, a few sizes and roots.
@@ -268,7 +281,14 @@ void test_reduce_and_allreduce(void **) {
         reduction_case(c, false, true, true);
         reduction_case(c, true, true, false);
         reduction_case(c, true, true, true);
-        runs += 5;
+        reduction_case(c, false, true, false, true);
+        reduction_case(c, false, true, true, true);
+        reduction_case(c, true, true, false, true);
+        reduction_case(c, true, true, true, true);
+        Case no_kernels = c;
+        no_kernels.dev.kernels = false;
+        reduction_case(no_kernels, true, true, false, true);
+        runs += 10;
     });
     std::printf("# %ld device reductions checked\n", runs);
 }
@@ -287,7 +307,8 @@ void test_tiny_pinned_pool(void **) {
     }
 }
 
-// The k-th device post or query fails: that rank's call completes once with
+// The k-th device post or query fails (odd k: reductions combine on the
+// GPU, even k: on the host): that rank's call completes once with
 // the device error, and no device work is left behind. (Its peers may then
 // wait for messages it will not send, as with any failed MPI call.)
 void test_backend_errors(void **) {
@@ -303,7 +324,8 @@ void test_backend_errors(void **) {
                 std::vector<char *> buf(p), res(p);
                 const size_t bytes = 960;
                 const auto s = tree_settings(ADAPT2_ALG_BINOMIAL);
-                adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr};
+                adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
+                if (k % 2) op.device_op = ADAPT2_DEVICE_OP_SUM, op.device_type = ADAPT2_DEVICE_TYPE_INT32;  // GPU combine
                 for (int r = 0; r < p; ++r) {
                     bool dev_mem = false;
                     buf[r] = w.alloc(Memory::device, bytes, &dev_mem);

@@ -176,7 +176,7 @@ std::vector<char> run_case(const Case &c) {
         adapt2_buffer_t own = buf(k.send, k.send_s), result = buf(k.recv, k.recv_s);
         adapt2_reduction_t op{u, c.kind != Kind::matmul, &k.ops,
                               c.kind == Kind::matmul ? matmul : c.kind == Kind::sum ? sum_i32 : sum_float,
-                              c.three_buffer && c.kind == Kind::sum ? sum3_i32 : nullptr};
+                              c.three_buffer && c.kind == Kind::sum ? sum3_i32 : nullptr, 0, 0};
         int rc;
         if (c.allreduce) {
             adapt2_allreduce_settings_t s{};
@@ -355,7 +355,7 @@ void test_pool_cap(void **) {
         comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, 4, cap));
         ranks[r].send.assign(64 * 40, 1);
         ranks[r].recv.assign(64 * 40, 0);
-        adapt2_reduction_t op{4, 1, &ranks[r].ops, sum_i32, nullptr};
+        adapt2_reduction_t op{4, 1, &ranks[r].ops, sum_i32, nullptr, 0, 0};
         adapt2_reduce_settings_t s{tree, 0};
         start_reduce(*comms[r], contiguous_buffer(ranks[r].send.data(), 64 * 40),
                      contiguous_buffer(ranks[r].recv.data(), 64 * 40), false, op, 0, 7, s, on_done,

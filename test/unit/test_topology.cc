@@ -242,7 +242,7 @@ void reduction_case(const std::string &name, const Topology &t, int root, size_t
     for (int r = 0; r < p; ++r)
         for (size_t e = 0; e < elems; ++e) own[r][e] = contribution(r, e);
     std::vector<Done> done(p);
-    adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr};
+    adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
     const size_t bytes = elems * 4;
     for (int r = 0; r < p; ++r) {
         auto in = contiguous_buffer(reinterpret_cast<char *>(own[r].data()), bytes);

@@ -76,7 +76,26 @@ typedef struct adapt2_reduction {
     void *ctx;
     adapt2_combine_fn combine;
     adapt2_combine3_fn combine3;
+    int device_op;   /* GPU kernel of the op: an adapt2_device_op_t, 0: none (combine on the host) */
+    int device_type; /* ... and of the unit type: an adapt2_device_type_t */
 } adapt2_reduction_t;
+
+/* The ops and element types of the GPU reduction kernels (engine/device/
+ * device_ops.h numbers them from 0 in this order). */
+typedef enum adapt2_device_op {
+    ADAPT2_DEVICE_OP_NONE = 0, ADAPT2_DEVICE_OP_SUM, ADAPT2_DEVICE_OP_PROD, ADAPT2_DEVICE_OP_MAX,
+    ADAPT2_DEVICE_OP_MIN, ADAPT2_DEVICE_OP_LAND, ADAPT2_DEVICE_OP_LOR, ADAPT2_DEVICE_OP_LXOR,
+    ADAPT2_DEVICE_OP_BAND, ADAPT2_DEVICE_OP_BOR, ADAPT2_DEVICE_OP_BXOR, ADAPT2_DEVICE_OP_MINLOC,
+    ADAPT2_DEVICE_OP_MAXLOC
+} adapt2_device_op_t;
+typedef enum adapt2_device_type {
+    ADAPT2_DEVICE_TYPE_NONE = 0, ADAPT2_DEVICE_TYPE_INT8, ADAPT2_DEVICE_TYPE_UINT8,
+    ADAPT2_DEVICE_TYPE_INT16, ADAPT2_DEVICE_TYPE_UINT16, ADAPT2_DEVICE_TYPE_INT32,
+    ADAPT2_DEVICE_TYPE_UINT32, ADAPT2_DEVICE_TYPE_INT64, ADAPT2_DEVICE_TYPE_UINT64,
+    ADAPT2_DEVICE_TYPE_FLOAT32, ADAPT2_DEVICE_TYPE_FLOAT64, ADAPT2_DEVICE_TYPE_FLOAT_INT,
+    ADAPT2_DEVICE_TYPE_DOUBLE_INT, ADAPT2_DEVICE_TYPE_LONG_INT, ADAPT2_DEVICE_TYPE_INT_INT,
+    ADAPT2_DEVICE_TYPE_SHORT_INT
+} adapt2_device_type_t;
 
 typedef struct adapt2_reduce_settings {
     adapt2_tree_settings_t tree;
@@ -259,6 +278,7 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_INTERNODE_SEGMENTS, /* segments sent to a rank on another node */
     ADAPT2_COUNTER_INTERNODE_BYTES,    /* their bytes */
     ADAPT2_COUNTER_DEVICE_BYTES,       /* bytes copied between GPU buffers and staging buffers */
+    ADAPT2_COUNTER_DEVICE_COMBINES,    /* segments of children's data combined on the GPU */
     ADAPT2_COUNTER_COUNT
 } adapt2_counter_t;
 uint64_t mca_coll_adapt2_engine_counter(int which);

@@ -42,6 +42,8 @@ static const struct {
      "Bytes of the internode_segments"},
     {ADAPT2_COUNTER_DEVICE_BYTES, "device_bytes",
      "Bytes copied between GPU buffers and pinned staging buffers (coll_adapt2_device)"},
+    {ADAPT2_COUNTER_DEVICE_COMBINES, "device_combines",
+     "Segments of children's data combined into GPU buffers by adapt2's kernels"},
 };
 
 static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)

@@ -142,6 +142,42 @@ static int allreduce_algorithm(void)
     return ADAPT2_ALLREDUCE_AUTO;
 }
 
+/* The GPU kernel of a predefined op on a predefined unit type
+ * (adapt2_device_op_t, adapt2_device_type_t), or 0: none, combine on the host. */
+static void device_kernel_of(ompi_op_t *op, ompi_datatype_t *unit, int *dop, int *dtype)
+{
+    const struct { ompi_op_t *op; int id; } ops[] = {
+        {MPI_SUM, ADAPT2_DEVICE_OP_SUM},   {MPI_PROD, ADAPT2_DEVICE_OP_PROD}, {MPI_MAX, ADAPT2_DEVICE_OP_MAX},
+        {MPI_MIN, ADAPT2_DEVICE_OP_MIN},   {MPI_LAND, ADAPT2_DEVICE_OP_LAND}, {MPI_LOR, ADAPT2_DEVICE_OP_LOR},
+        {MPI_LXOR, ADAPT2_DEVICE_OP_LXOR}, {MPI_BAND, ADAPT2_DEVICE_OP_BAND}, {MPI_BOR, ADAPT2_DEVICE_OP_BOR},
+        {MPI_BXOR, ADAPT2_DEVICE_OP_BXOR}, {MPI_MINLOC, ADAPT2_DEVICE_OP_MINLOC},
+        {MPI_MAXLOC, ADAPT2_DEVICE_OP_MAXLOC},
+    };
+    const struct { ompi_datatype_t *type; int id; } types[] = {
+        {MPI_INT8_T, ADAPT2_DEVICE_TYPE_INT8},     {MPI_SIGNED_CHAR, ADAPT2_DEVICE_TYPE_INT8},
+        {MPI_UINT8_T, ADAPT2_DEVICE_TYPE_UINT8},   {MPI_UNSIGNED_CHAR, ADAPT2_DEVICE_TYPE_UINT8},
+        {MPI_INT16_T, ADAPT2_DEVICE_TYPE_INT16},   {MPI_SHORT, ADAPT2_DEVICE_TYPE_INT16},
+        {MPI_UINT16_T, ADAPT2_DEVICE_TYPE_UINT16}, {MPI_UNSIGNED_SHORT, ADAPT2_DEVICE_TYPE_UINT16},
+        {MPI_INT32_T, ADAPT2_DEVICE_TYPE_INT32},   {MPI_INT, ADAPT2_DEVICE_TYPE_INT32},
+        {MPI_UINT32_T, ADAPT2_DEVICE_TYPE_UINT32}, {MPI_UNSIGNED, ADAPT2_DEVICE_TYPE_UINT32},
+        {MPI_INT64_T, ADAPT2_DEVICE_TYPE_INT64},   {MPI_LONG, ADAPT2_DEVICE_TYPE_INT64},
+        {MPI_LONG_LONG, ADAPT2_DEVICE_TYPE_INT64}, {MPI_UINT64_T, ADAPT2_DEVICE_TYPE_UINT64},
+        {MPI_UNSIGNED_LONG, ADAPT2_DEVICE_TYPE_UINT64}, {MPI_UNSIGNED_LONG_LONG, ADAPT2_DEVICE_TYPE_UINT64},
+        {MPI_FLOAT, ADAPT2_DEVICE_TYPE_FLOAT32},   {MPI_DOUBLE, ADAPT2_DEVICE_TYPE_FLOAT64},
+        {MPI_FLOAT_INT, ADAPT2_DEVICE_TYPE_FLOAT_INT}, {MPI_DOUBLE_INT, ADAPT2_DEVICE_TYPE_DOUBLE_INT},
+        {MPI_LONG_INT, ADAPT2_DEVICE_TYPE_LONG_INT},   {MPI_2INT, ADAPT2_DEVICE_TYPE_INT_INT},
+        {MPI_SHORT_INT, ADAPT2_DEVICE_TYPE_SHORT_INT},
+    };
+    *dop = *dtype = 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
+        if (ops[i].op == op) *dop = ops[i].id;
+    }
+    for (size_t i = 0; *dop && i < sizeof types / sizeof types[0]; ++i) {
+        if (types[i].type == unit) *dtype = types[i].id;
+    }
+    if (0 == *dtype) *dop = 0;
+}
+
 static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t *req,
                         const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place)
 {
@@ -153,6 +189,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
                               .ctx = req,
                               .combine = combine,
                               .combine3 = combine3};
+    device_kernel_of(call->op, req->unit_type, &red.device_op, &red.device_type);
     int reproducible = mca_coll_adapt2_checked_int("reproducible", c->reproducible, 0, 1, 0);
     if (call->all) {
         adapt2_allreduce_settings_t s;
@@ -241,9 +278,13 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         rc = mca_coll_adapt2_device_mark(in_place ? call->rbuf : call->sbuf, &own, why);
     }
     if (OMPI_SUCCESS == rc) {
+        int dop, dtype;
+        device_kernel_of(call->op, unit, &dop, &dtype);
         ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s%s", call->comm->c_name,
                        call->all ? "allreduce" : "reduce", own.bytes, in_place ? " in place" : "",
-                       own.on_device || result.on_device ? ", GPU buffer(s): combined on the host" : "");
+                       !(own.on_device || result.on_device) ? ""
+                       : dop ? ", GPU buffer(s), combined by a GPU kernel where commutative"
+                             : ", GPU buffer(s), no GPU kernel for this op and type: combined on the host");
         rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result);
     }
     if (OMPI_SUCCESS != rc) {

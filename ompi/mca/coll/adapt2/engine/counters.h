@@ -23,6 +23,7 @@ enum class Counter : int {
     internode_segments,
     internode_bytes,
     device_bytes,
+    device_combines,
     count_
 };
 

@@ -33,7 +33,9 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
       copy_pool_(args.copy_pool),
       hello_(args.hello),
       hello_tag_(args.hello_tag),
-      await_(args.await) {
+      await_(args.await),
+      gpu_(args.gpu_combine && args.device_pool),
+      device_pool_(args.device_pool) {
     if (await_) own_ = user_own_;
     // Operands in rank order; own data is operand children().
     for (int c = 0; c < children(); ++c) order_.push_back(c);
@@ -41,6 +43,18 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
     auto rank_of = [&](int operand) { return operand == own_index() ? args.rank : children_[operand]; };
     std::sort(order_.begin(), order_.end(), [&](int a, int b) { return rank_of(a) < rank_of(b); });
     plan_slots(args.recv_window);
+    plan_device_buffers();
+}
+
+// GPU combine: an accumulator and a scratch buffer per slot, in device memory.
+void ReduceFlow::plan_device_buffers() {
+    if (!gpu_ || slots_.empty()) return;
+    const int want = 2 * static_cast<int>(slots_.size());
+    device_bufs_ = device_pool_->borrow(segments_.max_bytes(), want, want);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        slots_[i].acc_dev = device_bufs_[2 * i];
+        slots_[i].scratch_dev = device_bufs_[2 * i + 1];
+    }
 }
 
 // Slots: as many segments in progress as the receive window asks for and the
@@ -71,8 +85,10 @@ void ReduceFlow::plan_slots(int window) {
 
 int ReduceFlow::max_ops() const {
     const int hellos = hello_ ? children() + (is_root() ? 0 : 1) : 0;
-    // Device: a copy in of own data and (root) a copy out of the result per slot.
-    const int copies = static_cast<int>(slots_.size()) * ((own_.on_device() ? 1 : 0) + (result_on_device() ? 1 : 0));
+    // Device: a copy in of own data and (root) a copy out of the result per
+    // slot; GPU combine: also a copy and a combine per child, and a copy out.
+    const int per_slot = gpu_ ? 2 + 2 * children() : (own_.on_device() ? 1 : 0) + (result_on_device() ? 1 : 0);
+    const int copies = static_cast<int>(slots_.size()) * per_slot;
     return static_cast<int>(slots_.size()) * children() + (is_root() ? 0 : send_window_) + hellos + copies;
 }
 
@@ -164,6 +180,10 @@ void ReduceFlow::start_segment(int s) {
     slot.folded.assign(children() + 1, 0);
     slot.folds = 0;
     slot.next_fixed = children();
+    if (gpu_) {
+        start_gpu_segment(slot);
+        return;
+    }
     if (own_.contiguous()) {
         slot.own = own_.at(off);
         slot.own_private = own_is_copy();
@@ -202,6 +222,8 @@ void ReduceFlow::on_complete(Op &op) {
     }
     if (kind == Op::kCopy) {
         on_copied(s, child);
+    } else if (kind == Op::kRecv && gpu_) {
+        gpu_combine_child(slot_of(s), child);
     } else if (kind == Op::kRecv) {
         Slot &slot = slot_of(s);
         slot.ready[child] = 1;
@@ -214,14 +236,61 @@ void ReduceFlow::on_complete(Op &op) {
 }
 
 void ReduceFlow::on_copied(int segment, int direction) {
-    if (direction == kResultOut) {  // the user has the segment's result
+    Slot &slot = slot_of(segment);
+    switch (direction) {
+    case kResultOut:  // the user has the segment's result
         if (feed_) feed_->supply(segment);
         release(segment);
         return;
+    case kOwnIn:
+        if (gpu_) return gpu_operand_done(slot);  // own data is in the accumulator
+        slot.ready[own_index()] = 1;
+        return fold_ready(slot);
+    case kCombined: return gpu_operand_done(slot);
+    case kAccOut:  // the reduced segment is on the host, ready to go up
+        slot.acc = slot.bufs[own_index()];
+        slot.folds = children() + 1;
+        return post_sends();
+    default: return;  // kChildIn: its combine, later on the same stream, reports
     }
-    Slot &slot = slot_of(segment);
-    slot.ready[own_index()] = 1;
-    fold_ready(slot);
+}
+
+// GPU combine: own data into the accumulator; children are combined as they
+// arrive (the stream runs this copy first).
+void ReduceFlow::start_gpu_segment(Slot &slot) {
+    const int s = slot.segment;
+    schedule_.post_copy(slot.acc_dev, own_.at(segments_.offset(s)),
+                        schedule_.take_op(id_, Op::kCopy, s, kOwnIn, segments_.bytes(s)));
+    for (int c = 0; c < children() && !schedule_.failed(); ++c) {
+        schedule_.post_recv(slot.bufs[c], children_[c], segment_tag(tag_, tags_, s),
+                            schedule_.take_op(id_, Op::kRecv, s, c, segments_.bytes(s)));
+    }
+}
+
+void ReduceFlow::gpu_combine_child(Slot &slot, int child) {
+    const int s = slot.segment;
+    const size_t len = segments_.bytes(s);
+    if (schedule_.failed()) return;
+    schedule_.post_copy(slot.scratch_dev, slot.bufs[child], schedule_.take_op(id_, Op::kCopy, s, kChildIn, len));
+    schedule_.post_device_reduce(static_cast<DeviceOp>(op_.device_op - 1), static_cast<DeviceType>(op_.device_type - 1),
+                                 slot.scratch_dev, slot.acc_dev, units(s),
+                                 schedule_.take_op(id_, Op::kCopy, s, kCombined, len));
+    schedule_.trace_combined(id_, s, len);
+    count(Counter::device_combines, 1);
+}
+
+// One operand is in the accumulator; after the last, the result leaves the
+// device: to the user's result (root) or to the host, to be sent up.
+void ReduceFlow::gpu_operand_done(Slot &slot) {
+    if (++slot.folds < children() + 1 || schedule_.failed()) return;
+    const int s = slot.segment;
+    const size_t len = segments_.bytes(s);
+    if (is_root()) {
+        schedule_.post_copy(result_.at(segments_.offset(s)), slot.acc_dev, schedule_.take_op(id_, Op::kCopy, s, kResultOut, len));
+    } else {
+        slot.folds = 0;  // not sendable until the copy is done (kAccOut)
+        schedule_.post_copy(slot.bufs[own_index()], slot.acc_dev, schedule_.take_op(id_, Op::kCopy, s, kAccOut, len));
+    }
 }
 
 // Folds whatever the combine order allows now.
@@ -374,6 +443,7 @@ void ReduceFlow::release(int s) {
 
 void ReduceFlow::finish() {
     if (!borrowed_.empty()) pool_.give_back(segments_.max_bytes(), borrowed_);
+    if (!device_bufs_.empty()) device_pool_->give_back(segments_.max_bytes(), device_bufs_);
     if (copy_) copy_pool_->give_back(segments_.total(), {copy_});
     if (!is_root() && !schedule_.failed()) {
         count(Counter::segments_sent, static_cast<uint64_t>(segments_.count()));

@@ -21,7 +21,16 @@
 // Device data (on a GPU): a segment's own data is copied from the device into
 // the slot's own buffer and is an operand like a child's once the copy is
 // done; the root copies each reduced segment to the device and frees its slot
-// when that copy is done. Combining runs on the host, on the staged data.
+// when that copy is done. Combining runs on the host, on the staged data...
+//
+// ... or on the GPU (gpu_combine: an interior rank or root whose data is on
+// the device, a commutative op with a kernel): each segment gets an
+// accumulator and a scratch buffer in device memory. Its own data is copied
+// into the accumulator, each child's contribution to the scratch buffer the
+// moment it arrives and combined into the accumulator by a kernel, all on
+// the segment's stream, whose order makes one scratch buffer enough. When
+// every combine is done, the accumulator goes to the host to be sent up, or
+// (root) into the result.
 //
 // Awaiting (a blocking call's non-root with a copy at hand): a leaf sends
 // from the user's buffer if its parent says hello within the grace period,
@@ -63,6 +72,8 @@ struct ReduceArgs {
     bool hello = false;          // the call may detach: parents say hello to children (detach.h)
     int hello_tag = 0;
     bool await = false;          // non-root with a copy: copy only if late past the grace
+    bool gpu_combine = false;    // combine on the GPU (see above); device_pool gives its buffers
+    BufferPool *device_pool = nullptr;
 };
 
 class ReduceFlow final : public Flow {
@@ -94,13 +105,21 @@ private:
         const char *own = nullptr;   // where this segment of own data is
         bool own_private = false;    // ... in adapt2's memory (a copy or packed)
         std::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
+        char *acc_dev = nullptr;     // GPU combine: the accumulator and the scratch buffer
+        char *scratch_dev = nullptr;
     };
 
-    enum CopyDirection { kOwnIn = 0, kResultOut = 1 };  // Op::peer_index of a device copy
+    // Op::peer_index of a device operation: own data in, result out; GPU
+    // combine: a child's data in, a combine done, the accumulator out.
+    enum CopyDirection { kOwnIn, kResultOut, kChildIn, kCombined, kAccOut };
 
     bool is_root() const { return parent_ < 0; }
     bool result_on_device() const { return is_root() && result_.on_device(); }
     void on_copied(int segment, int direction);
+    void plan_device_buffers();
+    void start_gpu_segment(Slot &slot);
+    void gpu_combine_child(Slot &slot, int child);
+    void gpu_operand_done(Slot &slot);
     int children() const { return children_.size(); }
     int own_index() const { return children(); }
     Slot &slot_of(int segment) { return slots_[segment % slots_.size()]; }
@@ -162,6 +181,9 @@ private:
     int next_send_ = 0;               // non-root: next segment to send up
     CompletionWindow sent_;           // non-root: sends to the parent completed
     CompletionWindow released_;       // segments whose slot is free again
+    bool gpu_;                        // combine on the GPU
+    BufferPool *device_pool_;
+    std::vector<char *> device_bufs_; // GPU combine: every device buffer, given back at the end
 };
 
 }  // namespace adapt2

@@ -79,6 +79,14 @@ int Schedule::post_copy(void *dst, const void *src, Op *op) {
     return post(op, [&] { return device_error(queue.post_copy(dst, src, op->bytes, stream, op)); });
 }
 
+int Schedule::post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count,
+                                 Op *op) {
+    int unused = 0;
+    DeviceQueue &queue = comm_.device(&unused)->queue();
+    const int stream = op->segment % queue.streams();
+    return post(op, [&] { return device_error(queue.post_reduce(dop, type, in, inout, count, stream, op)); });
+}
+
 void Schedule::set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root) {
     tracer_ = Tracer::get();
     if (!tracer_) return;

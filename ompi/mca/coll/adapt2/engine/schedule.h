@@ -93,6 +93,9 @@ public:
     // queue (a flow handling device data has made sure it exists), on the
     // stream of op->segment: a segment's copies run in order.
     int post_copy(void *dst, const void *src, Op *op);
+    // inout <- in op inout on the device (op->bytes of inout), on the
+    // stream of op->segment, after that segment's earlier copies.
+    int post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count, Op *op);
     bool failed() const { return error_ != 0; }
 
     // Tracing (no-ops unless coll_adapt2_trace is on): what the call is,

@@ -46,7 +46,9 @@ DeviceLimits device_limits() {
 }
 
 DeviceState::DeviceState(DeviceBackend &backend, const DeviceLimits &l)
-    : queue_(backend, l.streams, l.queue_capacity), pinned_(l.pinned_max_bytes, pinned_allocator(backend)) {}
+    : queue_(backend, l.streams, l.queue_capacity),
+      pinned_(l.pinned_max_bytes, pinned_allocator(backend)),
+      scratch_(l.pinned_max_bytes, device_allocator(backend)) {}
 
 int DeviceState::create(std::unique_ptr<DeviceState> *out) {
     std::unique_ptr<DeviceState> state(new DeviceState(device_backend(), device_limits()));

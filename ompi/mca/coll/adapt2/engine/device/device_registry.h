@@ -41,11 +41,14 @@ public:
 
     DeviceQueue &queue() { return queue_; }
     BufferPool &pinned_pool() { return pinned_; }
+    // Device scratch memory of reductions combined on the GPU (same cap).
+    BufferPool &device_pool() { return scratch_; }
 
 private:
     DeviceState(DeviceBackend &backend, const DeviceLimits &limits);
     DeviceQueue queue_;
     BufferPool pinned_;
+    BufferPool scratch_;
 };
 
 // The last error a device operation met (0: none), for verbose output.
