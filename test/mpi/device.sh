@@ -12,6 +12,8 @@ check "5 ranks, even ranks on the device, odd in host memory" 5 -- "$PROG" mixed
 check "3 ranks, 64 KiB of pinned buffers, 1 stream, 4 KiB segments" 3 \
     --mca coll_adapt2_device_pinned_max_bytes 65536 --mca coll_adapt2_device_streams 1 \
     --mca coll_adapt2_bcast_segment_size 4096 --mca coll_adapt2_reduce_segment_size 4096 -- "$PROG" all
+check "perf/device_bench on the mock device: both paths' data checked" 3 \
+    --mca coll_adapt2_device_mock 1 -- "$ADAPT2_BUILDDIR/perf/device_bench" -m -s 4K:1M -i 2
 expect_output "verbose: the mock device is reported" "GPU buffers: mock device" \
     4 4 --mca coll_adapt2_verbose 1 -- "$PROG" all
 expect_output "verbose: a strided type goes to the previous component, device or host buffer" \

@@ -1,0 +1,246 @@
+/*
+ * GPU buffers: adapt2 on device buffers against whole-buffer host staging
+ * (copy the whole buffer to the host, run the collective on host memory,
+ * copy the result back: what Open MPI's coll/cuda does), in one run, for
+ * bcast, reduce and allreduce (float sum). Prints per size the time of each
+ * (median over iterations of the slowest rank), their ratio, and checks every
+ * element of both results.
+ *
+ * The CUDA driver is loaded at run time (no CUDA headers or libraries needed
+ * to build). Each rank uses device rank % devices. With -m (no GPU needed)
+ * the "device" is host memory and adapt2 runs its mock device
+ * (coll_adapt2_device_mock=1): a check of this program, not a measurement.
+ *
+ * usage: mpirun -np N device_bench [-m] [-s MIN:MAX] [-i ITERS] [-c bcast,reduce,allreduce]
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bench_args.h"
+
+/* ---- the few driver entry points, by hand (no cuda.h) ---- */
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+static struct {
+    CUresult (*init)(unsigned);
+    CUresult (*device_count)(int *);
+    CUresult (*device_get)(int *, int);
+    CUresult (*primary_ctx_retain)(void **, int);
+    CUresult (*ctx_set_current)(void *);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+    int mock;
+} cu;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "device_bench: %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static void check_cu(CUresult rc, const char *what)
+{
+    if (rc != 0) {
+        fprintf(stderr, "device_bench: %s failed with CUDA error %d\n", what, rc);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static void *sym(void *lib, const char *name)
+{
+    void *f = dlsym(lib, name);
+    if (!f) die(name);
+    return f;
+}
+
+static void load_driver(int rank)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) die("no libcuda.so.1 (no GPU driver): run with -m to check the program without a GPU");
+    *(void **) &cu.init = sym(lib, "cuInit");
+    *(void **) &cu.device_count = sym(lib, "cuDeviceGetCount");
+    *(void **) &cu.device_get = sym(lib, "cuDeviceGet");
+    *(void **) &cu.primary_ctx_retain = sym(lib, "cuDevicePrimaryCtxRetain");
+    *(void **) &cu.ctx_set_current = sym(lib, "cuCtxSetCurrent");
+    *(void **) &cu.mem_alloc = sym(lib, "cuMemAlloc_v2");
+    *(void **) &cu.mem_free = sym(lib, "cuMemFree_v2");
+    *(void **) &cu.htod = sym(lib, "cuMemcpyHtoD_v2");
+    *(void **) &cu.dtoh = sym(lib, "cuMemcpyDtoH_v2");
+    int n = 0, dev = 0;
+    void *ctx = NULL;
+    check_cu(cu.init(0), "cuInit");
+    check_cu(cu.device_count(&n), "cuDeviceGetCount");
+    if (n < 1) die("no CUDA device");
+    check_cu(cu.device_get(&dev, rank % n), "cuDeviceGet");
+    check_cu(cu.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    check_cu(cu.ctx_set_current(ctx), "cuCtxSetCurrent");
+}
+
+/* Device memory, or (mock) host memory standing in for it. */
+static void *dev_alloc(size_t bytes)
+{
+    if (cu.mock) return malloc(bytes);
+    CUdeviceptr p;
+    check_cu(cu.mem_alloc(&p, bytes), "cuMemAlloc");
+    return (void *) (uintptr_t) p;
+}
+
+static void dev_free(void *p)
+{
+    if (cu.mock) free(p);
+    else cu.mem_free((CUdeviceptr) (uintptr_t) p);
+}
+
+static void to_device(void *dst, const void *src, size_t bytes)
+{
+    if (cu.mock) memcpy(dst, src, bytes);
+    else check_cu(cu.htod((CUdeviceptr) (uintptr_t) dst, src, bytes), "cuMemcpyHtoD");
+}
+
+static void to_host(void *dst, const void *src, size_t bytes)
+{
+    if (cu.mock) memcpy(dst, src, bytes);
+    else check_cu(cu.dtoh(dst, (CUdeviceptr) (uintptr_t) src, bytes), "cuMemcpyDtoH");
+}
+
+/* ---- one benchmark case ---- */
+enum coll { BCAST, REDUCE, ALLREDUCE };
+static const char *coll_name[] = {"bcast", "reduce", "allreduce"};
+static int rank, size;
+
+static float value(int r, size_t i) { return (float) ((r + 1) * (int) (i % 17)); }
+
+static void run(enum coll c, float *in, float *out, size_t n)
+{
+    if (c == BCAST) MPI_Bcast(in, (int) n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    else if (c == REDUCE) MPI_Reduce(in, out, (int) n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else MPI_Allreduce(in, out, (int) n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* One collective on the device buffers: adapt2 directly, or staged whole
+ * through host buffers. Returns the slowest rank's time in seconds. */
+static double one(enum coll c, int staged, float *d_in, float *d_out, float *h_in, float *h_out, size_t n)
+{
+    const size_t bytes = n * sizeof(float);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    if (!staged) {
+        run(c, d_in, d_out, n);
+    } else {
+        if (c != BCAST || rank == 0) to_host(h_in, d_in, bytes);
+        run(c, h_in, h_out, n);
+        if (c == BCAST) to_device(d_in, h_in, bytes);
+        else if (c == ALLREDUCE || rank == 0) to_device(d_out, h_out, bytes);
+    }
+    t = MPI_Wtime() - t;
+    double slowest;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+static long check(enum coll c, float *d_in, float *d_out, float *h_check, size_t n)
+{
+    if ((c == REDUCE && rank != 0)) return 0;
+    to_host(h_check, c == BCAST ? d_in : d_out, n * sizeof(float));
+    long bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        float want = 0;
+        if (c == BCAST) want = value(0, i);
+        else for (int r = 0; r < size; ++r) want += value(r, i);
+        if (h_check[i] != want && bad++ < 3)
+            fprintf(stderr, "rank %d %s element %zu: %g, expected %g\n", rank, coll_name[c], i, h_check[i], want);
+    }
+    return bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median over iters of the slowest rank's time, data checked after each. */
+static double measure(enum coll c, int staged, size_t n, int iters, float **bufs, long *bad)
+{
+    double *t = malloc((size_t) iters * sizeof *t);
+    float *d_in = bufs[0], *d_out = bufs[1], *h_in = bufs[2], *h_out = bufs[3], *h_check = bufs[4];
+    for (int it = -1; it < iters; ++it) {  /* -1: warm-up */
+        for (size_t i = 0; i < n; ++i) h_check[i] = c == BCAST && rank != 0 ? 0 : value(rank, i);
+        to_device(d_in, h_check, n * sizeof(float));
+        double s = one(c, staged, d_in, d_out, h_in, h_out, n);
+        *bad += check(c, d_in, d_out, h_check, n);
+        if (it >= 0) t[it] = s;
+    }
+    qsort(t, (size_t) iters, sizeof *t, cmp_double);
+    double median = t[iters / 2];
+    free(t);
+    return median;
+}
+
+/* "bcast,allreduce" -> which[] */
+static void parse_collectives(char *list, int which[3])
+{
+    which[0] = which[1] = which[2] = 0;
+    for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+        int k = 0;
+        while (k < 3 && strcmp(name, coll_name[k])) ++k;
+        if (k == 3) die("-c takes bcast, reduce, allreduce");
+        which[k] = 1;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    size_t min = 4 << 10, max = 256 << 20;
+    int iters = 5, opt, which[3] = {1, 1, 1};
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    while ((opt = getopt(argc, argv, "ms:i:c:")) != -1) {
+        char *colon;
+        switch (opt) {
+        case 'm': cu.mock = 1; break;
+        case 's':
+            colon = strchr(optarg, ':');
+            if (!colon) die("-s MIN:MAX");
+            *colon = 0;
+            if (!parse_size(optarg, &min) || !parse_size(colon + 1, &max) || min < 4 || max < min) die("-s MIN:MAX");
+            break;
+        case 'i': if (!parse_int(optarg, 1, &iters)) die("-i ITERS (>= 1)"); break;
+        case 'c': parse_collectives(optarg, which); break;
+        default: die("usage: device_bench [-m] [-s MIN:MAX] [-i ITERS] [-c bcast,reduce,allreduce]");
+        }
+    }
+    if (!cu.mock) load_driver(rank);
+    const size_t cap = max / sizeof(float);
+    float *bufs[5] = {dev_alloc(max), dev_alloc(max), malloc(max), malloc(max), malloc(max)};
+    if (!bufs[2] || !bufs[3] || !bufs[4]) die("out of host memory");
+    if (rank == 0) {
+        printf("# %d ranks, %s; median of %d iterations of the slowest rank, float sum\n", size,
+               cu.mock ? "MOCK device (host memory: checks the program, measures nothing)" : "CUDA device buffers", iters);
+        printf("%-10s %12s %14s %16s %8s\n", "collective", "bytes", "adapt2_us", "host_staged_us", "ratio");
+    }
+    long bad = 0;
+    for (int c = 0; c < 3; ++c) {
+        if (!which[c]) continue;
+        for (size_t bytes = min; bytes <= max; bytes *= 4) {
+            const size_t n = bytes / sizeof(float) < cap ? bytes / sizeof(float) : cap;
+            double direct = measure((enum coll) c, 0, n, iters, bufs, &bad);
+            double staged = measure((enum coll) c, 1, n, iters, bufs, &bad);
+            if (rank == 0)
+                printf("%-10s %12zu %14.1f %16.1f %8.2f\n", coll_name[c], n * sizeof(float), direct * 1e6, staged * 1e6,
+                       direct / staged);
+        }
+    }
+    long all_bad = 0;
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("# ratio = adapt2/host_staged (< 1: adapt2 faster); %ld wrong elements\n", all_bad);
+    dev_free(bufs[0]);
+    dev_free(bufs[1]);
+    for (int k = 2; k < 5; ++k) free(bufs[k]);
+    MPI_Finalize();
+    return all_bad ? 1 : 0;
+}
