@@ -30,6 +30,10 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     t.detach_max_message = 1 << 20;
     t.await_min_bytes = oversubscribed ? 131072 : 0;
     t.blocking = 1;
+    t.topology = 0;  // set per machine by Adapt2Collective (Adapt2Config::topology)
+    t.node_algorithm = ADAPT2_ALG_AUTO;
+    t.numa_algorithm = ADAPT2_ALG_AUTO;
+    t.topology_segment_size = 262144;
     c.bcast = t;
     c.bcast.segment_size = 1 << 20;
     c.reduce.tree = t;
@@ -42,6 +46,8 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     return c;
 }
 
+void set_topology(Adapt2Config &c, bool on) { c.topology = on; }
+
 void force_sync(Adapt2Config &c) {
     c.bcast.detach_max_message = 0;
     c.reduce.tree.detach_max_message = 0;
@@ -52,12 +58,29 @@ void set_segment_size(Adapt2Config &c, size_t segment) {
     c.bcast.segment_size = segment;
     c.reduce.tree.segment_size = segment;
     c.allreduce.tree.segment_size = segment;
+    c.bcast.topology_segment_size = c.reduce.tree.topology_segment_size = c.allreduce.tree.topology_segment_size = segment;
 }
 
 Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const Adapt2Config &config)
     : net_(net), listener_(listener), config_(config), completer_(net) {
     const int p = net.ranks();
-    auto trees = std::make_shared<TreeCache>(p);
+    // Where the ranks are: nodes of k consecutive ranks, as the C layer
+    // reports them to the engine (hostnames). Like Open MPI's multi_level
+    // flag, multi-level trees apply only if there is more than one node.
+    const Machine &m = net.machine();
+    std::shared_ptr<TreeCache> trees;
+    if (m.node_of(p - 1) > 0) {
+        Topology topo;
+        topo.node.resize(p);
+        for (int r = 0; r < p; ++r) topo.node[r] = m.node_of(r);
+        trees = std::make_shared<TreeCache>(std::move(topo));
+    } else {
+        trees = std::make_shared<TreeCache>(p);
+    }
+    // mca_coll_adapt2_topology_settings(): multi-level trees where the
+    // communicator spans nodes and coll_adapt2_topology is on.
+    const int multi = config_.topology && trees->topology().multi_level();
+    config_.bcast.topology = config_.reduce.tree.topology = config_.allreduce.tree.topology = multi;
     comms_.reserve(p);
     calls_.assign(p, RankCall{this});
     for (int r = 0; r < p; ++r) {
@@ -65,7 +88,12 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
                                                 config.pool_max_bytes, 0, config.detach_max_bytes));
         comms_.back()->share_trees(trees);
     }
-    op_ = {kUnit, 1, this, combine, combine3};
+    op_ = adapt2_reduction_t{};  // float sums; every other field zero
+    op_.unit_bytes = kUnit;
+    op_.commutative = 1;
+    op_.ctx = this;
+    op_.combine = combine;
+    op_.combine3 = combine3;
     if (config.move_data) {
         own_.assign(p, std::vector<char>(config.bytes));
         result_.assign(p, std::vector<char>(config.bytes));
@@ -74,9 +102,9 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
         shared_ = static_cast<char *>(std::calloc(config.bytes ? config.bytes : 1, 1));
     }
     switch (config.kind) {
-    case CollKind::bcast: tags_per_call_ = bcast_tags(config.bcast, config.bytes, p); break;
-    case CollKind::reduce: tags_per_call_ = reduce_tags(config.reduce, config.bytes, kUnit, true); break;
-    case CollKind::allreduce: tags_per_call_ = allreduce_tags(config.allreduce); break;
+    case CollKind::bcast: tags_per_call_ = bcast_tags(config_.bcast, config.bytes, p); break;
+    case CollKind::reduce: tags_per_call_ = reduce_tags(config_.reduce, config.bytes, kUnit, true); break;
+    case CollKind::allreduce: tags_per_call_ = allreduce_tags(config_.allreduce); break;
     }
 }
 
@@ -116,10 +144,14 @@ void Adapt2Collective::launch(int rank) {
     const int tag = call_tag(c);
     ++c.calls;
     Grace *grace = nullptr;
+    CopyMeter meter(net_);
     c.launching = true;
     c.done_early = false;
-    adapt2_buffer_t own{this->own(rank), config_.bytes, nullptr, nullptr, nullptr};
-    adapt2_buffer_t result{this->result(rank), config_.bytes, nullptr, nullptr, nullptr};
+    adapt2_buffer_t own{}, result{};  // contiguous host memory; every other field zero
+    own.contig = this->own(rank);
+    own.bytes = config_.bytes;
+    result.contig = this->result(rank);
+    result.bytes = config_.bytes;
     int rc = 0;
     switch (config_.kind) {
     case CollKind::bcast:
@@ -146,6 +178,7 @@ void Adapt2Collective::launch(int rank) {
 }
 
 void Adapt2Collective::on_event(const Event &e) {
+    CopyMeter meter(net_);
     RankCall &c = calls_[e.rank];
     if ((e.arg & 1) == kRetry) {
         c.waiting_room = false;
@@ -185,7 +218,7 @@ int Adapt2Collective::combine(void *ctx, const void *in, void *inout, size_t uni
     auto *self = static_cast<Adapt2Collective *>(ctx);
     const int r = self->net_.current();
     const Machine &m = self->net_.machine();
-    if (r >= 0) self->net_.charge(r, double(units * kUnit) * m.combine_us_per_byte * m.cpu_factor());
+    if (r >= 0) self->net_.memory_work(r, double(units * kUnit) * m.combine_us_per_byte, units * kUnit);
     if (self->config_.move_data) {
         const float *a = static_cast<const float *>(in);
         float *b = static_cast<float *>(inout);

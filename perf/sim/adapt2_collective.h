@@ -37,14 +37,22 @@ struct Adapt2Config {
     size_t detach_max_bytes = 8u << 20;     // coll_adapt2_detach_max_bytes
     size_t pool_max_bytes = 32u << 20;      // coll_adapt2_pool_max_bytes
     bool move_data = false;                 // real data, per-rank buffers (tests)
+    // coll_adapt2_topology: multi-level trees where the machine has more than
+    // one node (every Comm knows the nodes either way, as in Open MPI). The
+    // settings' own `topology` fields say whether they apply; the collective
+    // sets them from this and the machine.
+    bool topology = true;
 };
 
 // The MCA parameters' defaults (README "Parameters"), for `bytes` on a
 // machine with `oversubscribed` nodes (detach_await_min_bytes auto).
 Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscribed);
+// Multi-level trees (coll_adapt2_topology): off leaves flat trees.
+void set_topology(Adapt2Config &c, bool on);
 // Synchronization forced on: no decoupled completion (detach_max_message=0).
 void force_sync(Adapt2Config &c);
-// One segment size for every tree of the call (0: one segment).
+// One segment size for every tree of the call, multi-level ones included
+// (0: one segment).
 void set_segment_size(Adapt2Config &c, size_t segment);
 
 class Adapt2Collective final : public Collective, public EventSink {

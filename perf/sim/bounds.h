@@ -23,7 +23,7 @@ inline double lower_bound(CollKind kind, const Machine &m, int p, size_t bytes) 
     const bool nodes = p > m.ranks_per_node;
     const double alpha = nodes ? std::min(hop_alpha(m.intra), hop_alpha(m.inter)) : hop_alpha(m.intra);
     const double beta = nodes ? std::max(m.intra.G, m.inter.G) : m.intra.G;
-    const double gamma = m.combine_us_per_byte * m.cpu_factor();
+    const double gamma = m.combine_us_per_byte * m.cpu_factor(p);
     const double hops = std::ceil(std::log2(double(p)));
     const double n = double(bytes);
     switch (kind) {

@@ -7,23 +7,52 @@
 
 #include <memory>
 
+#include "counters.h"
 #include "network.h"
 #include "schedule.h"
 #include "transport.h"
 
 namespace adapt2::sim {
 
+// Charges the engine's own copies (detach copies, interior ranks' copy-out)
+// made while it lives to the CPU of the rank whose handler runs, at the
+// machine's copy cost. The engine counts those bytes (detach_bytes); the
+// simulator runs one handler at a time, so the difference is this handler's.
+// Meters nest (a call started from a completion): the outermost charges.
+class CopyMeter {
+public:
+    explicit CopyMeter(Network &net) : net_(net), before_(counter_value(Counter::detach_bytes)) { ++depth(); }
+    ~CopyMeter() {
+        if (--depth() > 0) return;
+        const uint64_t copied = counter_value(Counter::detach_bytes) - before_;
+        const int rank = net_.current();
+        if (copied && rank >= 0) net_.memory_work(rank, double(copied) * net_.machine().copy_us_per_byte, copied);
+    }
+    CopyMeter(const CopyMeter &) = delete;
+    CopyMeter &operator=(const CopyMeter &) = delete;
+
+private:
+    static int &depth() {
+        static thread_local int d = 0;
+        return d;
+    }
+    Network &net_;
+    uint64_t before_;
+};
+
 // Hands completed engine operations back to their schedules.
 class EngineCompleter final : public Completer {
 public:
-    explicit EngineCompleter(Network &net) : id_(net.add_completer(this)) {}
+    explicit EngineCompleter(Network &net) : net_(net), id_(net.add_completer(this)) {}
     int id() const { return id_; }
     void completed(int, void *cookie, bool) override {
+        CopyMeter meter(net_);
         Op *op = static_cast<Op *>(cookie);
         op->owner->complete(op, 0);
     }
 
 private:
+    Network &net_;
     int id_;
 };
 

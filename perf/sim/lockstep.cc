@@ -62,7 +62,7 @@ protected:
     }
     void combine(int rank, size_t bytes) {
         const Machine &m = net_.machine();
-        net_.charge(rank, double(bytes) * m.combine_us_per_byte * m.cpu_factor());
+        net_.memory_work(rank, double(bytes) * m.combine_us_per_byte, bytes);
     }
 
     Network &net_;

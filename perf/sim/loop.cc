@@ -1,6 +1,7 @@
 #include "loop.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace adapt2::sim {
 
@@ -11,7 +12,8 @@ enum Step : int { kWork = 0, kCall = 1 };
 // Drives every rank through the loop; per rank a few numbers only.
 class LoopDriver final : public EventSink, public CallListener {
 public:
-    LoopDriver(Network &net, const LoopConfig &config) : net_(net), config_(config), ranks_(net.ranks()) {
+    LoopDriver(Network &net, const LoopConfig &config)
+        : net_(net), config_(config), ranks_(net.ranks()), slowest_(config.barrier ? config.iterations : 0) {
         for (int r = 0; r < net.ranks(); ++r) ranks_[r].noise = config.noise.setup(r, net.ranks());
     }
     void set_collective(Collective *c) { collective_ = c; }
@@ -38,6 +40,17 @@ public:
         const double t = net_.now(rank);
         me.call_sum += t - me.call_start;
         me.last_done = t;
+        if (config_.barrier) {  // wait for every rank, then all start the next call together
+            slowest_[me.iter] = std::max(slowest_[me.iter], t - me.call_start);
+            release_ = std::max(release_, t);
+            ++me.iter;
+            if (++arrived_ < int(ranks_.size())) return;
+            arrived_ = 0;
+            if (me.iter < config_.iterations) {
+                for (int r = 0; r < int(ranks_.size()); ++r) net_.at(r, release_ + config_.barrier_us, this, nullptr, kWork);
+            }
+            return;
+        }
         if (++me.iter < config_.iterations) net_.at(rank, t, this, nullptr, kWork);
     }
     void call_finished(int rank) override {
@@ -59,6 +72,12 @@ public:
             out.complete &= me.iter == config_.iterations && me.finished_calls == config_.iterations;
         }
         out.root_done = ranks_.empty() ? 0 : ranks_[0].last_done;
+        if (!slowest_.empty()) {
+            std::vector<double> s = slowest_;
+            std::sort(s.begin(), s.end());
+            const size_t n = s.size();
+            out.median_last = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+        }
         return out;
     }
 
@@ -71,6 +90,9 @@ private:
     Network &net_;
     const LoopConfig &config_;
     std::vector<RankLoop> ranks_;
+    std::vector<double> slowest_;  // barrier: per call, the slowest rank's time in it
+    double release_ = 0;           // barrier: when the last rank returned
+    int arrived_ = 0;              // barrier: ranks done with the current call
     Collective *collective_ = nullptr;
 };
 

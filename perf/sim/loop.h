@@ -8,6 +8,13 @@
 //
 // A single collective is the same loop with one iteration, no compute and
 // no noise: every rank enters at time 0.
+//
+// With `barrier`, the loop is perf/adapt2_bench's instead: the ranks start
+// each call together, `barrier_us` after the last one returned from the
+// previous call (an ideal barrier), and `median_last` is the median over the
+// calls of the slowest rank's time in the call (adapt2_bench's
+// last_median_us). Background work of a call (decoupled completion) and the
+// state of the network (token buckets) carry over from call to call.
 #ifndef ADAPT2_SIM_LOOP_H
 #define ADAPT2_SIM_LOOP_H
 
@@ -24,6 +31,8 @@ struct LoopConfig {
     int iterations = 1;
     double compute_us = 0;
     NoiseModel noise;  // default: none
+    bool barrier = false;
+    double barrier_us = 0;
 };
 
 struct LoopResult {
@@ -33,6 +42,7 @@ struct LoopResult {
     double finished = 0;     // when the last call's last work was over, on any rank
     double mean_noise = 0;   // noise injected per rank (us)
     double root_done = 0;    // rank 0's loop time
+    double median_last = 0;  // barrier: median over calls of the slowest rank's call time
     uint64_t messages = 0, bytes = 0, inter_bytes = 0, events = 0;
     bool complete = true;    // every rank did every call (else: a deadlock)
 };

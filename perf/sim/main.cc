@@ -32,6 +32,8 @@ struct Options {
     int iterations = 20;
     double compute_us = 2000;
     double grace_us = 100;
+    bool topology = true;      // -t: coll_adapt2_topology
+    int bench_calls = 0;       // -b: perf/adapt2_bench's loop instead of one call
     std::string table;         // -o: also write the rows here
 };
 
@@ -42,8 +44,9 @@ void usage(FILE *f) {
                  "baselines, and prints one row per (algorithm, ranks, size).\n"
                  "  -k COLL     bcast (default), reduce, allreduce\n"
                  "  -a LIST     algorithms, comma separated (default adapt2,adapt2-sync,tuned):\n"
-                 "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2:SHAPE or\n"
-                 "              adapt2-sync:SHAPE (a forced tree: binomial, knomial, pipeline, ...), binomial,\n"
+                 "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2-flat\n"
+                 "              (coll_adapt2_topology=0), adapt2:SHAPE or adapt2-sync:SHAPE (a forced\n"
+                 "              tree: binomial, knomial, pipeline, ...), binomial,\n"
                  "              knomial, chain, scatter-allgather, tuned (tuned's fixed pick)\n"
                  "  -p LIST     ranks: N,N,... or A:B (powers of two from A to B) (default 64)\n"
                  "  -m LIST     message sizes, K/M suffixes, same syntax (default 1M)\n"
@@ -57,6 +60,11 @@ void usage(FILE *f) {
                  "  -i N        loop iterations with noise (default 20)\n"
                  "  -w US       compute per iteration (default 2000)\n"
                  "  -g US       grace period of blocking calls (default 100)\n"
+                 "  -t 0|1      adapt2's multi-level trees where the machine has several nodes\n"
+                 "              (coll_adapt2_topology, default 1)\n"
+                 "  -b N        perf/adapt2_bench's loop: N calls, each started by all ranks together\n"
+                 "              after an ideal barrier; t_avg_us is then the mean time in a call and\n"
+                 "              t_last_us the median over calls of the slowest rank's (last_median_us)\n"
                  "  -o FILE     also write the rows (tab separated) to FILE\n");
 }
 
@@ -91,7 +99,7 @@ std::vector<size_t> parse_list(const std::string &s) {
 
 bool parse(int argc, char **argv, Options &o) {
     int c;
-    while ((c = getopt(argc, argv, "k:a:p:m:S:M:n:s:i:w:g:o:h")) != -1) {
+    while ((c = getopt(argc, argv, "k:a:p:m:S:M:n:s:i:w:g:t:b:o:h")) != -1) {
         switch (c) {
         case 'k':
             if (!std::strcmp(optarg, "bcast")) o.kind = CollKind::bcast;
@@ -117,11 +125,13 @@ bool parse(int argc, char **argv, Options &o) {
         case 'i': o.iterations = std::atoi(optarg); break;
         case 'w': o.compute_us = std::atof(optarg); break;
         case 'g': o.grace_us = std::atof(optarg); break;
+        case 't': o.topology = std::atoi(optarg) != 0; break;
+        case 'b': o.bench_calls = std::atoi(optarg); break;
         case 'o': o.table = optarg; break;
         default: return false;
         }
     }
-    return !o.ranks.empty() && !o.sizes.empty() && o.iterations > 0;
+    return !o.ranks.empty() && !o.sizes.empty() && o.iterations > 0 && o.bench_calls >= 0;
 }
 
 const char *coll_name(CollKind k) {
@@ -129,10 +139,11 @@ const char *coll_name(CollKind k) {
 }
 
 // The collective `name` for these options, or null if unknown.
-CollectiveFactory factory(const Options &o, const std::string &name, size_t bytes) {
+CollectiveFactory factory(const Options &o, const std::string &name, int p, size_t bytes) {
     const std::string base = name.substr(0, name.find(':'));
-    if (base == "adapt2" || base == "adapt2-sync") {
-        Adapt2Config c = default_adapt2_config(o.kind, bytes, o.machine.cpu_factor() > 1);
+    if (base == "adapt2" || base == "adapt2-sync" || base == "adapt2-flat") {
+        Adapt2Config c = default_adapt2_config(o.kind, bytes, o.machine.oversubscribed(p));
+        set_topology(c, o.topology && base != "adapt2-flat");
         if (o.segment_given) set_segment_size(c, o.segment);
         if (base == "adapt2-sync") force_sync(c);
         if (name.find(':') != std::string::npos) {  // adapt2:SHAPE forces the tree (coll_adapt2_*_algorithm)
@@ -149,6 +160,14 @@ CollectiveFactory factory(const Options &o, const std::string &name, size_t byte
     c.bytes = bytes;
     c.segment = o.segment_given && o.segment ? o.segment : 65536;
     return [c](Network &net, CallListener &l) { return make_lockstep(net, l, c); };
+}
+
+// An ideal barrier's cost: ceil(log2 p) small messages over the slowest link.
+double barrier_us(const Machine &m, int p) {
+    const LinkParams &l = p > m.ranks_per_node ? m.inter : m.intra;
+    int rounds = 0;
+    while ((1 << rounds) < p) ++rounds;
+    return rounds * (l.L + 2 * l.o);
 }
 
 double peak_rss_mib() {
@@ -184,19 +203,31 @@ int main(int argc, char **argv) {
     FILE *table = o.table.empty() ? nullptr : std::fopen(o.table.c_str(), "w");
     std::printf("# machine %s\n# noise %s seed %llu iterations %d compute_us %g\n", o.machine.describe().c_str(),
                 noise.describe().c_str(), (unsigned long long)o.seed, o.iterations, o.compute_us);
+    if (o.bench_calls > 0)
+        std::printf("# adapt2_bench loop: %d calls after barriers; t_avg_us mean call, t_last_us median slowest call\n",
+                    o.bench_calls);
     print_header(stdout);
     if (table) print_header(table);
     for (const std::string &alg : o.algorithms) {
         for (int p : o.ranks) {
             for (size_t bytes : o.sizes) {
-                CollectiveFactory make = factory(o, alg, bytes);
+                CollectiveFactory make = factory(o, alg, p, bytes);
                 if (!make) {
                     std::fprintf(stderr, "adapt2_sim: unknown algorithm '%s'\n", alg.c_str());
                     return 2;
                 }
                 const auto t0 = std::chrono::steady_clock::now();
                 LoopConfig single;  // one call, everyone enters at 0
+                if (o.bench_calls > 0) {  // or adapt2_bench's loop: calls separated by barriers
+                    single.iterations = o.bench_calls;
+                    single.barrier = true;
+                    single.barrier_us = barrier_us(o.machine, p);
+                }
                 LoopResult one = run_loop(p, o.machine, single, make);
+                if (o.bench_calls > 0) {
+                    one.mean_time = one.mean_call;
+                    one.max_time = one.median_last;
+                }
                 LoopResult clean, noisy;
                 if (noise.on()) {
                     LoopConfig loop;

@@ -12,6 +12,10 @@
 // the matching receive (rendezvous: the envelope takes L, then the data is
 // pulled: n*G + L) and the send completes when the data has left. A
 // receive completes when its data has landed and costs the receiver o.
+// On a link with `get` (single copy, see machine.h) the pull is a copy on the
+// receiver's CPU instead: it starts once the envelope is matched and that CPU
+// is free, takes n*G (slowed where cores are shared) and leaves both ports
+// alone; the send completes L after the copy (the FIN message).
 // Each rank's port serializes what it sends, and what it receives (so many
 // children reporting to one parent queue at its port). Sends and receives of
 // one (source, destination, tag) match in posting order, as in MPI.
@@ -63,8 +67,16 @@ public:
 
     // The CPU of `rank`: its time inside the handler now running on it.
     double now(int rank) const { return clock_[rank]; }
-    // CPU work of `us` (already scaled) on `rank`, from inside its handler.
+    // CPU time of `us` on `rank`, from inside its handler, as it is (compute,
+    // noise: wall time).
     void charge(int rank, double us) { clock_[rank] += us; }
+    // CPU work of `us` on a core of its own (message overheads, copies,
+    // combining): slower where the cores are shared (machine.h).
+    void work(int rank, double us) { clock_[rank] += us * stretch(rank); }
+    // CPU work that moves `bytes` through memory (copies, combining): as
+    // work(), and no faster than the memory bandwidth left to it by the
+    // other copies of its node (host) running when it starts (machine.h).
+    void memory_work(int rank, double us, size_t bytes);
     // The rank whose handler is running (-1 between events).
     int current() const { return current_; }
     // An event for `sink`, handled on `rank`'s CPU at `time` or later.
@@ -77,6 +89,9 @@ public:
     // Copy message data (tests); off, buffers are never touched.
     void set_move_data(bool on) { move_data_ = on; }
     void set_observer(MessageObserver *o) { observer_ = o; }
+
+    // How much longer CPU work that `rank` starts now takes.
+    double stretch(int rank) const;
 
     uint64_t messages() const { return messages_; }
     uint64_t bytes_moved() const { return bytes_; }
@@ -115,11 +130,31 @@ private:
         size_t operator()(const Key &k) const;
     };
 
+    // A single-copy rendezvous transfer, waiting for the receiver's CPU.
+    struct Get {
+        int src, dst;
+        size_t bytes;
+        int send_completer, recv_completer;
+        void *send_cookie, *recv_cookie;
+        bool inter;
+    };
+    struct GetSink final : EventSink {
+        Network *net;
+        void on_event(const Event &e) override { net->copy_done(e); }
+    };
+    void copy_done(const Event &e);
+
     Slot *new_slot();
     void free_slot(Slot *s);
     void try_match(const Key &key);
     void transfer(const Key &key, Slot *send, Slot *recv);
     double inject(int src, int dst, double ready, size_t bytes);
+    double land(int src, int dst, double sent, double left, size_t bytes);
+    // A token bucket (LinkParams::burst): tokens at time t.
+    struct Bucket {
+        double tokens = 0, t = 0;
+    };
+    double shaped(Bucket &b, const LinkParams &l, double start, size_t bytes);
     void complete_at(double time, int rank, int completer, void *cookie, bool is_recv, bool inter);
 
     Machine machine_;
@@ -127,10 +162,15 @@ private:
     std::vector<double> clock_;   // per rank: CPU time now (in a handler) or free from (between)
     std::vector<double> out_;     // per rank: send port free from
     std::vector<double> in_;      // per rank: receive port free from
+    std::vector<double> mem_;     // per rank: its memory-bound work runs until
+    std::vector<Bucket> out_tb_, in_tb_;  // per rank: token buckets of its ports (shaped links)
     std::vector<Completer *> completers_;
     std::unordered_map<Key, Channel, KeyHash> channels_;
     std::vector<Slot *> free_slots_;
     std::vector<Slot *> all_slots_;
+    std::vector<Get *> free_gets_, all_gets_;
+    GetSink get_sink_;
+    double cpu_factor_ = 1;
     int current_ = -1;
     bool move_data_ = false;
     MessageObserver *observer_ = nullptr;

@@ -1,7 +1,11 @@
 // The simulated network against LogGP times computed by hand: one eager
 // message, one rendezvous message, a sender's port serializing two
 // messages, a busy CPU delaying a completion, intra- vs inter-node links,
-// and a whole lock-step binomial broadcast of 4 ranks.
+// single-copy (get) transfers, per-link eager limits, cores shared by
+// ranks/cores, by busy ranks and across the host, memory bandwidth shared by
+// concurrent copies, the scheduling delay of oversubscribed cores, token
+// buckets, a whole lock-step binomial broadcast of 4 ranks, alone and in
+// adapt2_bench's loop.
 #include <cmath>
 #include <vector>
 
@@ -132,6 +136,180 @@ void test_inter_node_link(void **) {
     assert_int_equal(net.inter_node_bytes(), 1000);
 }
 
+// Single copy: the envelope (o + L) is matched at 0.6, the receiver's CPU
+// copies 5000 bytes (5 us) and pays its o: 5.7; the sender hears of it L
+// later (6.1). Its port stays free: a second transfer to rank 2 (envelope
+// posted at 0.2) copies at the same time and is done at 5.8.
+void test_single_copy_get(void **) {
+    Machine m = hand_machine();
+    m.ranks_per_node = m.cores_per_node = 3;
+    m.intra.get = true;
+    Network net(3, m);
+    Recorder rec(net);
+    net.recv(1, 0, 7, nullptr, 5000, rec.id, nullptr);
+    net.recv(2, 0, 7, nullptr, 5000, rec.id, nullptr);
+    net.send(0, 1, 7, nullptr, 5000, rec.id, nullptr);
+    net.send(0, 2, 7, nullptr, 5000, rec.id, nullptr);
+    net.run();
+    near(rec.recv_done[1], 5.7);
+    near(rec.recv_done[2], 5.8);
+    near(rec.send_done[0], 5.8 + 0.5);
+    // Below the eager limit nothing changes (test_eager_message's times).
+    Network small(2, m);
+    Recorder r2(small);
+    small.recv(1, 0, 7, nullptr, 1000, r2.id, nullptr);
+    small.send(0, 1, 7, nullptr, 1000, r2.id, nullptr);
+    small.run();
+    near(r2.recv_done[1], 1.7);
+}
+
+// A 5000-byte message is eager between nodes (inter.eager 65536), and a
+// rendezvous inside a node (4096): o 1 + wire 50 = 51 (send done), lands 56,
+// receiver's o: 57.
+void test_eager_limit_per_link(void **) {
+    Machine m = hand_machine();
+    m.inter.eager = 65536;
+    Network net(3, m);
+    Recorder rec(net);
+    net.send(0, 2, 7, nullptr, 5000, rec.id, nullptr);  // no receive posted yet: eager anyway
+    net.run();
+    near(rec.send_done[0], 51.0);
+    net.recv(2, 0, 7, nullptr, 5000, rec.id, nullptr);
+    net.run();
+    near(rec.recv_done[2], 57.0);
+}
+
+// Three ranks on one core, shared by busy ranks: rank 2 computes until 10,
+// so the sender's o (0.1) and the receiver's take twice as long: injected at
+// 0.2, left 1.2, landed 1.7, received 1.9. With rank 2 idle: 1.7, as on a
+// core of one's own (test_eager_message).
+void test_share_by_busy_ranks(void **) {
+    for (bool busy : {true, false}) {
+        Machine m = hand_machine();
+        m.ranks_per_node = 3;
+        m.cores_per_node = 1;
+        m.share_busy = true;
+        Network net(3, m);
+        Recorder rec(net);
+        if (busy) net.charge(2, 10.0);
+        net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
+        net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+        net.run();
+        near(rec.recv_done[1], busy ? 1.9 : 1.7);
+    }
+}
+
+// Two nodes of one rank on a host of one core (host_cores=1): every CPU
+// cost doubles across the host: o 2, wire 10, lands 17, receiver's o: 19.
+void test_host_cores(void **) {
+    Machine m = hand_machine();
+    m.ranks_per_node = m.cores_per_node = 1;
+    m.host_cores = 1;
+    Network net(2, m);
+    Recorder rec(net);
+    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
+    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    net.run();
+    near(rec.recv_done[1], 19.0);
+}
+
+// Memory shared by concurrent copies (mem_G 0.002 us/byte, twice a copy's
+// G): rank 1's copy of 5000 bytes (envelope at 0.6) runs alone: 5 us,
+// received at 5.7. Rank 2's (envelope at 0.7) starts while rank 1's runs:
+// two at once, each at least 2 x 5000 x 0.002 = 20 us: received at 20.8.
+void test_memory_bandwidth(void **) {
+    Machine m = hand_machine();
+    m.ranks_per_node = m.cores_per_node = 3;
+    m.intra.get = true;
+    m.mem_G = 0.002;
+    Network net(3, m);
+    Recorder rec(net);
+    net.recv(1, 0, 7, nullptr, 5000, rec.id, nullptr);
+    net.recv(2, 0, 7, nullptr, 5000, rec.id, nullptr);
+    net.send(0, 1, 7, nullptr, 5000, rec.id, nullptr);
+    net.send(0, 2, 7, nullptr, 5000, rec.id, nullptr);
+    net.run();
+    near(rec.recv_done[1], 5.7);
+    near(rec.recv_done[2], 20.8);
+}
+
+// Two ranks on one core: each message also waits wake_us (3) for the
+// scheduler: test_shared_core_slows_cpu's 1.9 + 3.
+void test_wake_delay(void **) {
+    Machine m = hand_machine();
+    m.cores_per_node = 1;
+    m.wake_us = 3;
+    Network net(2, m);
+    Recorder rec(net);
+    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
+    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    net.run();
+    near(rec.recv_done[1], 4.9);
+}
+
+// A token bucket on the inter-node link (tbf): G 0.01 sustained, G0 0.001
+// while tokens last, 1500 bytes of them. One 1000-byte message: o 1, then
+// 1 us on the sender's port and 1 on the receiver's (landed at 2 + L = 7),
+// received at 8. A second one right behind it (port free at 3, 100 tokens
+// refilled: 600): 0.6 + 400 bytes at 0.01 = 4.6 us on each port, landed at
+// 12.6, received at 13.6.
+void test_token_bucket(void **) {
+    for (int messages : {1, 2}) {
+        Machine m = hand_machine();
+        m.inter.G = 0.01;
+        m.inter.G0 = 0.001;
+        m.inter.burst = 1500;
+        Network net(3, m);
+        Recorder rec(net);
+        for (int i = 0; i < messages; ++i) {
+            net.recv(2, 0, 7, nullptr, 1000, rec.id, nullptr);
+            net.send(0, 2, 7, nullptr, 1000, rec.id, nullptr);
+        }
+        net.run();
+        near(rec.recv_done[2], messages == 1 ? 8.0 : 13.6);
+    }
+}
+
+// perf/adapt2_bench's loop (barrier): 3 lock-step binomial calls of 4 ranks
+// (test_lockstep_binomial_by_hand: 3.4 each), each started 1 us after the
+// last rank returned from the previous one.
+void test_barrier_loop(void **) {
+    Machine m = hand_machine();
+    m.ranks_per_node = 4;
+    m.cores_per_node = 4;
+    LockstepConfig c;
+    c.algorithm = Lockstep::binomial;
+    c.bytes = 1000;
+    LoopConfig loop;
+    loop.iterations = 3;
+    loop.barrier = true;
+    loop.barrier_us = 1.0;
+    LoopResult r = run_loop(4, m, loop, [&](Network &n, CallListener &l) { return make_lockstep(n, l, c); });
+    assert_true(r.complete);
+    near(r.median_last, 3.4);
+    near(r.max_time, 2 * (3.4 + 1.0) + 3.4);
+    assert_int_equal(r.messages, 9);
+}
+
+// The machine spec parser knows the new keys and refuses unknown ones.
+void test_parse_machine(void **) {
+    Machine m;
+    assert_string_equal(parse_machine("intra.get=1,inter.eager=65536,host_cores=2,share=1,copy=1e-4,eager=8192,"
+                                      "mem=6e-5,wake=2,inter.burst=1e6,inter.G0=5e-4", m)
+                            .c_str(), "");
+    assert_true(m.intra.get && !m.inter.get);
+    assert_int_equal(m.eager(m.inter), 8192);  // eager= sets both links, later than inter.eager
+    assert_int_equal(m.host_cores, 2);
+    assert_true(m.share_busy);
+    near(m.copy_us_per_byte, 1e-4);
+    near(m.mem_G, 6e-5);
+    near(m.wake_us, 2);
+    near(m.inter.burst, 1e6);
+    near(m.inter.G0, 5e-4);
+    assert_string_not_equal(parse_machine("intra.x=1", m).c_str(), "");
+    assert_string_not_equal(parse_machine("intra.L=-1", m).c_str(), "");
+}
+
 // Binomial of 4 from rank 0 (children 2 then 1; 2 feeds 3), 1000 bytes:
 // root sends to 2 (port 0.1-1.1, lands 1.6) and 1 (port 1.1-2.1, lands
 // 2.6); rank 2 handles at 1.7, sends at 1.8 (port 1.8-2.8, lands 3.3).
@@ -162,6 +340,15 @@ int main() {
         cmocka_unit_test(test_busy_cpu_delays_completion),
         cmocka_unit_test(test_shared_core_slows_cpu),
         cmocka_unit_test(test_inter_node_link),
+        cmocka_unit_test(test_single_copy_get),
+        cmocka_unit_test(test_eager_limit_per_link),
+        cmocka_unit_test(test_share_by_busy_ranks),
+        cmocka_unit_test(test_host_cores),
+        cmocka_unit_test(test_memory_bandwidth),
+        cmocka_unit_test(test_wake_delay),
+        cmocka_unit_test(test_token_bucket),
+        cmocka_unit_test(test_barrier_loop),
+        cmocka_unit_test(test_parse_machine),
         cmocka_unit_test(test_lockstep_binomial_by_hand),
     };
     return cmocka_run_group_tests_name("sim_loggp", tests, nullptr, nullptr);

@@ -1,7 +1,9 @@
 // The real adapt2 engine on the simulated network: broadcasts and reduces
-// over several shapes, sizes and segmentations deliver every segment exactly
-// once and the right data to every rank; the noise loop runs every call to
-// completion on every rank, deterministically for a seed.
+// over several shapes, sizes and segmentations, flat and multi-level (nodes
+// of 4 ranks), deliver every segment exactly once and the right data to every
+// rank, and multi-level broadcasts cross nodes exactly nodes-1 times per
+// byte; the noise loop runs every call to completion on every rank,
+// deterministically for a seed.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -75,10 +77,15 @@ struct SimRun {
 // Segments of the plan the engine itself picks (auto may not segment).
 long segments_of(size_t bytes, size_t seg) { return seg == 0 || seg >= bytes ? 1 : long((bytes + seg - 1) / seg); }
 
-void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sync) {
+// Whether adapt2 builds multi-level trees for p ranks of small_machine()
+// (coll_adapt2_topology on and more than one node), as the collective decides.
+bool multi_level(int p, bool topology) { return topology && p > small_machine().ranks_per_node; }
+
+void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sync, bool topology) {
     Adapt2Config c = default_adapt2_config(CollKind::bcast, bytes, false);
     c.bcast.algorithm = algorithm;
     set_segment_size(c, seg);
+    set_topology(c, topology);
     if (sync) force_sync(c);
     c.root = root;
     c.move_data = true;
@@ -88,7 +95,9 @@ void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sy
     auto &coll = sim.coll;
     for (size_t i = 0; i < bytes; ++i) coll.own(root)[i] = char(i * 7 + 3);
     sim.run(p);
-    const long nseg = segments_of(bytes, adapt2::plan_bcast(c.bcast, bytes, p).segment_bytes);
+    adapt2_bcast_settings_t s = c.bcast;
+    s.topology = multi_level(p, topology);
+    const long nseg = segments_of(bytes, adapt2::plan_bcast(s, bytes, p).segment_bytes);
     for (int r = 0; r < p; ++r) {
         if (l.done[r] != 1 || l.finished[r] != 1) fail_msg("p=%d alg=%d rank %d: done %d finished %d", p, algorithm, r, l.done[r], l.finished[r]);
         if (r == root) continue;
@@ -102,6 +111,11 @@ void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sy
         if (!sync && kv.second != 1 && nseg <= 64) fail_msg("rank %d got tag %d %d times", kv.first.first, kv.first.second, kv.second);
     }
     assert_int_equal(sim.net.unmatched(), 0);
+    // A multi-level tree crosses between nodes once per node but the root's.
+    const int nodes = (p + small_machine().ranks_per_node - 1) / small_machine().ranks_per_node;
+    if (multi_level(p, topology) && sim.net.inter_node_bytes() != uint64_t(nodes - 1) * bytes)
+        fail_msg("p=%d alg=%d: %llu bytes crossed nodes, want %llu", p, algorithm,
+                 (unsigned long long)sim.net.inter_node_bytes(), (unsigned long long)(nodes - 1) * bytes);
 }
 
 void test_bcast_every_segment_once(void **) {
@@ -109,17 +123,20 @@ void test_bcast_every_segment_once(void **) {
     for (int alg : algs) {
         for (int p : {2, 5, 16, 33}) {
             for (size_t seg : {size_t(0), size_t(1000), size_t(4096)}) {
-                run_bcast(p, p / 3, alg, 10000, seg, false);
-                run_bcast(p, 0, alg, 10000, seg, true);
+                for (bool topology : {false, true}) {
+                    run_bcast(p, p / 3, alg, 10000, seg, false, topology);
+                    run_bcast(p, 0, alg, 10000, seg, true, topology);
+                }
             }
         }
     }
 }
 
-void run_reduce(int p, int root, size_t bytes, size_t seg, int algorithm) {
+void run_reduce(int p, int root, size_t bytes, size_t seg, int algorithm, bool topology) {
     Adapt2Config c = default_adapt2_config(CollKind::reduce, bytes, false);
     c.reduce.tree.algorithm = algorithm;
     set_segment_size(c, seg);
+    set_topology(c, topology);
     c.root = root;
     c.move_data = true;
     SimRun sim(p, c);
@@ -137,7 +154,9 @@ void run_reduce(int p, int root, size_t bytes, size_t seg, int algorithm) {
         const float want = float(p * (p + 1) / 2 * (i % 5));
         if (result[i] != want) fail_msg("reduce p=%d element %zu: %g, want %g", p, i, result[i], want);
     }
-    const long nseg = segments_of(bytes, adapt2::plan_reduce(c.reduce.tree, bytes, true).segment_bytes);
+    adapt2_tree_settings_t s = c.reduce.tree;
+    s.topology = multi_level(p, topology);
+    const long nseg = segments_of(bytes, adapt2::plan_reduce(s, bytes, true).segment_bytes);
     for (int r = 0; r < p; ++r) {
         if (l.done[r] != 1 || l.finished[r] != 1) fail_msg("reduce p=%d rank %d not finished once", p, r);
         if (r != root && (count.send_msgs[r] != nseg || count.send_bytes[r] != long(bytes)))
@@ -148,8 +167,10 @@ void run_reduce(int p, int root, size_t bytes, size_t seg, int algorithm) {
 void test_reduce_every_segment_once(void **) {
     for (int p : {2, 7, 16}) {
         for (size_t seg : {size_t(0), size_t(1024)}) {
-            run_reduce(p, 0, 8192, seg, ADAPT2_ALG_AUTO);
-            run_reduce(p, p - 1, 8192, seg, ADAPT2_ALG_BINOMIAL);
+            for (bool topology : {false, true}) {
+                run_reduce(p, 0, 8192, seg, ADAPT2_ALG_AUTO, topology);
+                run_reduce(p, p - 1, 8192, seg, ADAPT2_ALG_BINOMIAL, topology);
+            }
         }
     }
 }
