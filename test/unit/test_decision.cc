@@ -105,6 +105,34 @@ void test_algorithm_names_round_trip(void **) {
     assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name(nullptr), -1);
 }
 
+// Between nodes: a pipeline from 64 KiB while its fill (a segment time per
+// node) stays short, nodes <= 2 x segments + 8; a binary tree beyond;
+// binomial below 64 KiB; a forced node algorithm always wins.
+void test_node_level_rule(void **) {
+    auto s = defaults();
+    s.topology = 1;
+    s.topology_segment_size = 256 << 10;
+    const TreeSpec pipeline{TreeShape::pipeline, 0}, binary{TreeShape::binary, 0}, binomial{TreeShape::binomial, 0};
+    struct Case {
+        size_t bytes;
+        int nodes;
+        TreeSpec want;
+    };
+    const Case cases[] = {
+        {32 << 10, 4, binomial},   {32 << 10, 1000, binomial}, {64 << 10, 4, pipeline},  {64 << 10, 10, pipeline},
+        {64 << 10, 11, binary},    {1 << 20, 16, pipeline},    {1 << 20, 17, binary},    {16 << 20, 136, pipeline},
+        {16 << 20, 137, binary},   {1 << 20, 65536, binary},
+    };
+    for (const Case &c : cases) {
+        BcastPlan p = plan_bcast(s, c.bytes, 2 * c.nodes, c.nodes);
+        if (!(p.levels.node == c.want)) fail_msg("%zu bytes over %d nodes: wrong node tree", c.bytes, c.nodes);
+        BcastPlan r = plan_reduce(s, c.bytes, true, c.nodes);
+        if (!(r.levels.node == c.want)) fail_msg("reduce %zu bytes over %d nodes: wrong node tree", c.bytes, c.nodes);
+    }
+    s.node_algorithm = ADAPT2_ALG_PIPELINE;
+    assert_true(plan_bcast(s, 1 << 20, 2000, 1000).levels.node == pipeline);
+}
+
 }  // namespace
 
 int main() {
@@ -115,6 +143,7 @@ int main() {
         cmocka_unit_test(test_reduce_rules),
         cmocka_unit_test(test_allreduce_rules),
         cmocka_unit_test(test_algorithm_names_round_trip),
+        cmocka_unit_test(test_node_level_rule),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);
 }

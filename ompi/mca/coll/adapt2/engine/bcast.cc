@@ -8,7 +8,7 @@
 namespace adapt2 {
 
 int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size) {
-    BcastPlan plan = plan_bcast(settings, bytes, comm_size);
+    BcastPlan plan = plan_bcast(settings, bytes, comm_size);  // segments do not depend on the nodes
     return call_tags(settings, Segments(bytes, plan.segment_bytes), bytes);
 }
 
@@ -25,7 +25,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     int error = 0;
     BufferPool *pool = staging_pool(comm, data.on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    BcastPlan plan = plan_bcast(settings, data.bytes, comm.size());
+    BcastPlan plan = plan_bcast(settings, data.bytes, comm.size(), comm.nodes());
     auto tree = planned_tree(comm.trees(), plan, root);
     BcastArgs args;
     args.rank = comm.rank();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "completion_window.h"
+#include "segments.h"
 
 namespace adapt2 {
 
@@ -49,28 +50,37 @@ TreeSpec forced_or(int algorithm, const adapt2_tree_settings_t &s, TreeSpec auto
 // Segments of coll_adapt2_bcast_segment_size pipeline deeper trees; a flat
 // tree (comm_size <= radix) has no pipeline to fill, so segments would only
 // add handshakes, and its messages go whole.
-BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size) {
+BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size, int nodes) {
     const TreeSpec auto_tree{TreeShape::knomial, s.radix};
-    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes);
+    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     const bool flat = comm_size <= s.radix;
     return {auto_tree, flat ? 0 : s.segment_size};
 }
 
-// Between nodes, measured on the emulated cluster (4 nodes, 1 Gbit/s;
-// README): from 64 KiB a pipeline, which sends each byte over each node's
-// link once (a binomial root's node sends it twice: 1.9-2.5x slower at
-// 256 KiB-4 MiB); below, a binomial tree, fewer slow hops deep. The NUMA
-// leaders of a node all from their node leader, a wide k-nomial inside each
-// domain; segments of topology_segment_size so that a node leader forwards
-// the first segment inside its node and to the next node while later ones
-// are still on their way.
-BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_t bytes) {
+// Between nodes, from 64 KiB: a pipeline, which sends each byte over each
+// node's link once (measured on the emulated cluster, 4 nodes at 1 Gbit/s,
+// README: a binomial root's node sends it twice, 1.9-2.5x slower at
+// 256 KiB-4 MiB), while its fill, one segment time per node, stays short
+// against the message; beyond, a binary tree (log-deep, each byte twice per
+// link). The simulator, calibrated on this machine and the cluster, puts the
+// crossover near nodes = 2 x segments + 8 at 8-64 nodes, and has the
+// pipeline at 35-540x the lower bound at 1,024-16,384 ranks where the
+// binary tree stays at 3.1-3.5x (perf/sim/README.md). Below 64 KiB a
+// binomial tree, fewer slow hops deep. The NUMA leaders of a node all from
+// their node leader, a wide k-nomial inside each domain; segments of
+// topology_segment_size so that a node leader forwards the first segment
+// inside its node and to the next node while later ones are still on their
+// way.
+BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_t bytes, int nodes) {
     constexpr size_t kPipelineFrom = size_t{64} << 10;
     BcastPlan plan{core, s.topology_segment_size};
     plan.multi_level = true;
     plan_level_bytes(s, &plan);
-    const TreeSpec auto_node = bytes >= kPipelineFrom ? TreeSpec{TreeShape::pipeline, 0} : TreeSpec{TreeShape::binomial, 0};
+    const int segments = Segments(bytes, plan.segment_bytes).count();
+    const TreeSpec auto_node = bytes < kPipelineFrom ? TreeSpec{TreeShape::binomial, 0}
+                               : nodes <= 2 * segments + 8 ? TreeSpec{TreeShape::pipeline, 0}
+                                                          : TreeSpec{TreeShape::binary, 0};
     plan.levels.node = forced_or(s.node_algorithm, s, auto_node);
     plan.levels.numa = forced_or(s.numa_algorithm, s, TreeSpec{TreeShape::flat, 0});
     plan.levels.core = core;
@@ -81,9 +91,11 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
 // the wide k-nomial tree in one segment (flat up to `radix` ranks: every
 // child's data goes straight to the root); from 1 MiB a binomial tree of
 // segments, which spreads the combining over the ranks and pipelines it.
-BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative) {
+BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative, int nodes) {
     if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
-    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, TreeSpec{TreeShape::knomial, s.radix}), bytes);
+    if (s.topology) {
+        return multi_level_plan(s, forced_or(s.algorithm, s, TreeSpec{TreeShape::knomial, s.radix}), bytes, nodes);
+    }
     if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
     constexpr size_t kLarge = size_t{1} << 20;
     if (bytes < kLarge) return {{TreeShape::knomial, s.radix}, 0};

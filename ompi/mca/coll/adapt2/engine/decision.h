@@ -31,19 +31,20 @@ void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels])
 // Multi-level plans apply where settings.topology says the communicator
 // spans nodes or NUMA domains (the C layer knows, from the engine's
 // topology); `core` is the flat plan's tree, used inside each NUMA domain.
-BcastPlan multi_level_plan(const adapt2_tree_settings_t &settings, TreeSpec core, size_t bytes);
+BcastPlan multi_level_plan(const adapt2_tree_settings_t &settings, TreeSpec core, size_t bytes, int nodes);
 
 // The plan's tree, from the communicator's cache.
 inline std::shared_ptr<const Tree> planned_tree(TreeCache &trees, const BcastPlan &plan, int root) {
     return plan.multi_level ? trees.get_levels(plan.levels, root) : trees.get(plan.tree, root);
 }
 
-BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size);
+// `nodes`: how many nodes the communicator spans (multi-level plans).
+BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size, int nodes = 1);
 
 // Reduce (and the tree allreduce): a non-commutative op always takes the
 // in-order binomial tree (its subtrees are contiguous, so combining by rank
 // gives the serial order), whatever shape was asked for.
-BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative);
+BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative, int nodes = 1);
 
 // Allreduce: recursive doubling and the ring need contiguous buffers, the
 // ring a commutative op; the fused tree takes everything.

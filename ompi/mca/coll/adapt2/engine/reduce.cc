@@ -65,7 +65,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0);
+    BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0, comm.nodes());
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
     args.tag_block = flow_tags(settings.tree, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
@@ -154,7 +154,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
         return 0;
     }
     const int root = 0;
-    BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0);
+    BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0, comm.nodes());
     auto tree = planned_tree(comm.trees(), plan, root);
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);

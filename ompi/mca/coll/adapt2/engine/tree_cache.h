@@ -19,12 +19,14 @@ public:
     explicit TreeCache(int comm_size, size_t capacity = 32) : size_(comm_size), capacity_(capacity) {}
     // A communicator whose ranks' places are known (multi-level trees).
     explicit TreeCache(Topology topology, size_t capacity = 32)
-        : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)) {}
+        : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)),
+          nodes_(topology_.empty() ? 1 : topology_.nodes()) {}
 
     std::shared_ptr<const Tree> get(const TreeSpec &spec, int root);
     // Needs a topology (without one: the flat tree of levels.core).
     std::shared_ptr<const Tree> get_levels(const LevelSpecs &levels, int root);
     const Topology &topology() const { return topology_; }
+    int nodes() const { return nodes_; }  // counted once: decisions read it every call
 
 private:
     struct Entry {
@@ -40,6 +42,7 @@ private:
     int size_;
     size_t capacity_;
     Topology topology_;
+    int nodes_ = 1;
     std::mutex lock_;           // taken once per collective call, never per segment
     std::list<Entry> entries_;  // most recently used first
 };
