@@ -36,8 +36,8 @@ int mca_coll_adapt2_topology_register(void)
         "says the processes are (read when a communicator's first collective runs)", "",
         &c->nodes);
     mca_coll_adapt2_register_string("node_algorithm",
-        "Multi-level trees: the tree between node leaders (auto: pipeline from 64 KiB, "
-        "binomial below)", "auto",
+        "Multi-level trees: the tree between node leaders (auto: from 64 KiB a pipeline while "
+        "nodes <= 2 x segments + 8, else binary; binomial below 64 KiB)", "auto",
         &c->node_algorithm);
     mca_coll_adapt2_register_string("numa_algorithm",
         "Multi-level trees: the tree between the NUMA-domain leaders of a node (auto: flat)",
