@@ -44,11 +44,16 @@ void near(double got, double want) {
     if (std::fabs(got - want) > 1e-9) fail_msg("got %.9f, want %.9f", got, want);
 }
 
+// Rank 0 sends `bytes` to rank `to` (tag 7), the receive posted first.
+void post_message(Network &net, Recorder &rec, int to, size_t bytes) {
+    net.recv(to, 0, 7, nullptr, bytes, rec.id, nullptr);
+    net.send(0, to, 7, nullptr, bytes, rec.id, nullptr);
+}
+
 void test_eager_message(void **) {
     Network net(2, hand_machine());
     Recorder rec(net);
-    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
-    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    post_message(net, rec, 1, 1000);
     net.run();
     // sender: o = 0.1, wire 1.0 -> injected at 1.1; lands at 1.1 + L = 1.6;
     // the receiver's handler runs after its o: 1.7.
@@ -59,8 +64,7 @@ void test_eager_message(void **) {
 void test_rendezvous_message(void **) {
     Network net(2, hand_machine());
     Recorder rec(net);
-    net.recv(1, 0, 7, nullptr, 5000, rec.id, nullptr);
-    net.send(0, 1, 7, nullptr, 5000, rec.id, nullptr);
+    post_message(net, rec, 1, 5000);
     net.run();
     // envelope: o + L = 0.6; data pulled then: 5 us of wire, left at 5.6,
     // lands at 6.1; receiver's o: 6.2.
@@ -106,8 +110,7 @@ void test_busy_cpu_delays_completion(void **) {
     Recorder rec(net);
     Busy busy(net);
     net.at(1, 0.0, &busy);
-    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
-    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    post_message(net, rec, 1, 1000);
     net.run();
     near(rec.recv_done[1], 10.1);
 }
@@ -118,8 +121,7 @@ void test_shared_core_slows_cpu(void **) {
     m.cores_per_node = 1;
     Network net(2, m);
     Recorder rec(net);
-    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
-    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    post_message(net, rec, 1, 1000);
     net.run();
     near(rec.recv_done[1], 0.2 + 1.0 + 0.5 + 0.2);
 }
@@ -127,8 +129,7 @@ void test_shared_core_slows_cpu(void **) {
 void test_inter_node_link(void **) {
     Network net(3, hand_machine());  // nodes {0,1}, {2}
     Recorder rec(net);
-    net.recv(2, 0, 7, nullptr, 1000, rec.id, nullptr);
-    net.send(0, 2, 7, nullptr, 1000, rec.id, nullptr);
+    post_message(net, rec, 2, 1000);
     net.run();
     // inter: o 1, wire 10 -> injected at 11, lands at 16, receiver o: 17.
     near(rec.send_done[0], 11.0);
@@ -192,8 +193,7 @@ void test_share_by_busy_ranks(void **) {
         Network net(3, m);
         Recorder rec(net);
         if (busy) net.charge(2, 10.0);
-        net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
-        net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+        post_message(net, rec, 1, 1000);
         net.run();
         near(rec.recv_done[1], busy ? 1.9 : 1.7);
     }
@@ -207,8 +207,7 @@ void test_host_cores(void **) {
     m.host_cores = 1;
     Network net(2, m);
     Recorder rec(net);
-    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
-    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    post_message(net, rec, 1, 1000);
     net.run();
     near(rec.recv_done[1], 19.0);
 }
@@ -241,8 +240,7 @@ void test_wake_delay(void **) {
     m.wake_us = 3;
     Network net(2, m);
     Recorder rec(net);
-    net.recv(1, 0, 7, nullptr, 1000, rec.id, nullptr);
-    net.send(0, 1, 7, nullptr, 1000, rec.id, nullptr);
+    post_message(net, rec, 1, 1000);
     net.run();
     near(rec.recv_done[1], 4.9);
 }
@@ -262,8 +260,7 @@ void test_token_bucket(void **) {
         Network net(3, m);
         Recorder rec(net);
         for (int i = 0; i < messages; ++i) {
-            net.recv(2, 0, 7, nullptr, 1000, rec.id, nullptr);
-            net.send(0, 2, 7, nullptr, 1000, rec.id, nullptr);
+            post_message(net, rec, 2, 1000);
         }
         net.run();
         near(rec.recv_done[2], messages == 1 ? 8.0 : 13.6);

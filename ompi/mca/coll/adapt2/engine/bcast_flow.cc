@@ -46,11 +46,11 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
     }
 }
 
-// Segments per message on the edge to `rank`; one through the staging ring,
-// whose slots hold one segment each.
+// Segments per message on the edge to `rank` (level_groups() bounds them);
+// one through the staging ring, whose slots hold one segment each.
 int BcastFlow::group_of(int rank, const BcastArgs &args) const {
     if (!copy_ && !data_.contiguous()) return 1;
-    return std::clamp(args.groups[tree_->edge_level(rank)], 1, kMaxWindow);
+    return args.groups[tree_->edge_level(rank)];
 }
 
 int BcastFlow::max_ops() const {

@@ -1,7 +1,6 @@
 // ReduceFlow's GPU combine (reduce_flow.h): device buffers per slot, own
 // data and children's contributions combined into the accumulator by the
 // kernels, on the segment's stream.
-#include "counters.h"
 #include "reduce_flow.h"
 #include "schedule.h"
 
@@ -39,7 +38,6 @@ void ReduceFlow::gpu_combine_child(Slot &slot, int child) {
                                  slot.scratch_dev, slot.acc_dev, units(s),
                                  schedule_.take_op(id_, Op::kCopy, s, kCombined, len));
     schedule_.trace_combined(id_, s, len);
-    count(Counter::device_combines, 1);
 }
 
 // One operand is in the accumulator; after the last, the result leaves the

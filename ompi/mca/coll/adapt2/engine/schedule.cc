@@ -71,20 +71,28 @@ int Schedule::post_recv(void *buf, int peer, int tag, Op *op) {
     return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag, op); });
 }
 
+// Flows post device work only in calls that found the communicator's device
+// state. A segment's work goes on one stream, so it runs in order.
+DeviceQueue &Schedule::device_queue() {
+    int error = 0;
+    return comm_.device(&error)->queue();
+}
+
 int Schedule::post_copy(void *dst, const void *src, Op *op) {
-    int unused = 0;
-    DeviceQueue &queue = comm_.device(&unused)->queue();
-    const int stream = op->segment % queue.streams();
-    count(Counter::device_bytes, op->bytes);
-    return post(op, [&] { return device_error(queue.post_copy(dst, src, op->bytes, stream, op)); });
+    DeviceQueue &queue = device_queue();
+    device_bytes_ += op->bytes;
+    return post(op, [&] {
+        return device_error(queue.post_copy(dst, src, op->bytes, op->segment % queue.streams(), op));
+    });
 }
 
 int Schedule::post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count,
                                  Op *op) {
-    int unused = 0;
-    DeviceQueue &queue = comm_.device(&unused)->queue();
-    const int stream = op->segment % queue.streams();
-    return post(op, [&] { return device_error(queue.post_reduce(dop, type, in, inout, count, stream, op)); });
+    DeviceQueue &queue = device_queue();
+    ++device_combines_;
+    return post(op, [&] {
+        return device_error(queue.post_reduce(dop, type, in, inout, count, op->segment % queue.streams(), op));
+    });
 }
 
 void Schedule::set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root) {
@@ -215,6 +223,8 @@ void Schedule::finish() {
     if (tracer_) trace(TraceKind::call_done, 0, 0, -1, 0);
     if (grace_) grace_->release();
     if (internode_segments_ > 0) comm_.count_internode(internode_segments_, internode_bytes_);
+    if (device_bytes_ > 0) count(Counter::device_bytes, device_bytes_);
+    if (device_combines_ > 0) count(Counter::device_combines, device_combines_);
     DoneFn done = reported_ ? nullptr : done_;
     DoneFn finished = finished_;
     void *ctx = done_ctx_;

@@ -112,6 +112,7 @@ private:
     template <typename Post>
     int post(Op *op, Post transport_call);
     void trace(TraceKind kind, int flow, int segment, int peer, size_t bytes);
+    DeviceQueue &device_queue();
     void reserve_ops();
     void drain();
     void handle_inbox();
@@ -130,6 +131,8 @@ private:
     int in_flight_ = 0;  // posted operations not yet handled
     uint64_t internode_segments_ = 0;  // sent to other nodes, counted once at the end
     uint64_t internode_bytes_ = 0;
+    uint64_t device_bytes_ = 0;     // copied to or from GPU buffers, counted once at the end
+    uint64_t device_combines_ = 0;  // segments combined on the GPU
     std::vector<std::unique_ptr<Flow>> flows_;
     std::vector<Op> ops_;
     std::vector<Op *> free_ops_;
