@@ -7,23 +7,6 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-typedef int32_t (*convert_fn)(opal_convertor_t *conv, struct iovec *iov, uint32_t *iov_count,
-                              size_t *max_data);
-
-/* Moves bytes [offset, offset+len) of the packed stream between the user
- * buffer and `flat` with opal_convertor_pack or _unpack. */
-static int convert(opal_convertor_t *conv, size_t offset, size_t len, void *flat, convert_fn fn)
-{
-    struct iovec iov = {.iov_base = flat, .iov_len = len};
-    uint32_t iov_count = 1;
-    size_t max_data = len, position = offset;
-    if (OPAL_SUCCESS != opal_convertor_set_position(conv, &position)) {
-        return OMPI_ERROR;
-    }
-    fn(conv, &iov, &iov_count, &max_data);
-    return max_data == len ? OMPI_SUCCESS : OMPI_ERROR;
-}
-
 /* Convertors are prepared on first use (in an engine handler), once per
  * call: a broadcast root only packs, a leaf only unpacks. */
 static opal_convertor_t *pack_convertor(mca_coll_adapt2_user_buffer_t *b)
@@ -48,14 +31,105 @@ static opal_convertor_t *unpack_convertor(mca_coll_adapt2_user_buffer_t *b)
     return &b->unpack_conv;
 }
 
+/* Larger than any predefined element (long double complex: 32 bytes). */
+#define ADAPT2_BOUNCE_BYTES 64
+
+/* Segment edges are byte offsets of the packed stream that every rank
+ * computes alike, so an edge may cut a predefined element (the double of a
+ * struct) in two. Open MPI's convertor moves whole elements only: it seeks to
+ * the start of a cut element (4.1) or records how far into it the position
+ * is (5.0). Either way, `*into` gets the bytes of the element before
+ * `position` and the convertor is left at that element's start. */
+static int seek(opal_convertor_t *conv, size_t position, size_t *into)
+{
+    size_t p = position;
+    if (OPAL_SUCCESS != opal_convertor_set_position(conv, &p) || p > position) {
+        return OMPI_ERROR;
+    }
+    if (p == position && 0 != conv->partial_length) {
+        p = position - conv->partial_length;
+        if (OPAL_SUCCESS != opal_convertor_set_position(conv, &p) || 0 != conv->partial_length) {
+            return OMPI_ERROR;
+        }
+    }
+    *into = position - p;
+    return OMPI_SUCCESS;
+}
+
+/* Moves whole elements between the convertor's position and at most `len`
+ * bytes at `flat`; returns the bytes moved. */
+static size_t move_whole(opal_convertor_t *conv, const void *flat, size_t len, bool packing)
+{
+    struct iovec iov = {.iov_base = (void *) flat, .iov_len = len};
+    uint32_t iov_count = 1;
+    size_t max_data = len;
+    if (packing) {
+        opal_convertor_pack(conv, &iov, &iov_count, &max_data);
+    } else {
+        opal_convertor_unpack(conv, &iov, &iov_count, &max_data);
+    }
+    return max_data;
+}
+
+/* Reads the whole elements around stream byte `start` (the start of a cut
+ * element) from the user's buffer into `bounce`; returns the bytes read. */
+static size_t read_elements(mca_coll_adapt2_user_buffer_t *b, size_t start, char *bounce)
+{
+    size_t into;
+    opal_convertor_t *conv = pack_convertor(b);
+    if (OMPI_SUCCESS != seek(conv, start, &into) || 0 != into) {
+        return 0;
+    }
+    return move_whole(conv, bounce, ADAPT2_BOUNCE_BYTES, true);
+}
+
+/* Packs (or unpacks) bytes [offset, offset+len) of the stream to (from)
+ * `flat`. Whole elements go straight through the convertor. An element cut
+ * by an edge goes through a small bounce buffer: packing copies out our part
+ * of it; unpacking reads the element's current bytes from the user's buffer,
+ * puts our part in and writes it back whole, so the part the other segment
+ * brings (before or after us) is kept. */
+static int convert_range(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t len, char *flat,
+                         bool packing)
+{
+    char bounce[ADAPT2_BOUNCE_BYTES];
+    opal_convertor_t *conv = packing ? pack_convertor(b) : unpack_convertor(b);
+    size_t done = 0, into;
+    while (done < len) {
+        if (OMPI_SUCCESS != seek(conv, offset + done, &into)) {
+            return OMPI_ERROR;
+        }
+        const size_t want = len - done;
+        size_t got = into ? 0 : move_whole(conv, flat + done, want, packing);
+        if (0 == got) {
+            const size_t start = offset + done - into;
+            size_t whole = read_elements(b, start, bounce);
+            if (whole <= into) {
+                return OMPI_ERROR; /* cannot happen: elements are smaller than the bounce */
+            }
+            got = whole - into < want ? whole - into : want;
+            if (packing) {
+                memcpy(flat + done, bounce + into, got);
+            } else {
+                memcpy(bounce + into, flat + done, got);
+                if (OMPI_SUCCESS != seek(conv, start, &into) || move_whole(conv, bounce, whole, false) != whole) {
+                    return OMPI_ERROR;
+                }
+            }
+        }
+        done += got;
+    }
+    return OMPI_SUCCESS;
+}
+
 static int pack(void *packer, size_t offset, size_t len, void *dst)
 {
-    return convert(pack_convertor(packer), offset, len, dst, opal_convertor_pack);
+    return convert_range(packer, offset, len, dst, true);
 }
 
 static int unpack(void *packer, size_t offset, size_t len, const void *src)
 {
-    return convert(unpack_convertor(packer), offset, len, (void *) src, opal_convertor_unpack);
+    return convert_range(packer, offset, len, (char *) src, false);
 }
 
 void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req)
