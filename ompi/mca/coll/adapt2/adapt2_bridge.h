@@ -157,6 +157,11 @@ typedef void (*adapt2_done_fn)(void *ctx, int status);
 /* A device copy or reduction failed (OMPI_ERROR); the device layer's own
  * message: mca_coll_adapt2_engine_device_last_error(). */
 #define ADAPT2_STATUS_DEVICE_ERROR (-1)
+/* An internal inconsistency or a datatype conversion failed (OMPI_ERROR). */
+#define ADAPT2_STATUS_INTERNAL_ERROR (-1)
+/* Inside `done` or `finished` of a failed call, on the reporting thread: one
+ * line saying which rank, which call and why it failed ("" otherwise). */
+const char *mca_coll_adapt2_engine_call_failure(void);
 
 /* A transport provided by the C layer: byte transfers with ranks of one
  * communicator. On completion the provider calls

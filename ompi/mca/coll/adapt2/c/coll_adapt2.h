@@ -42,6 +42,7 @@ typedef struct mca_coll_adapt2_component_t {
     int progress_thread;     /* 1: a thread progresses detached calls */
     int progress_interval_us;
     char *transport;         /* pml or ucx */
+    int inject_send_failure; /* testing: the Nth send this process posts fails (0: never) */
     /* broadcast (the tree parameters apply to reductions too) */
     char *bcast_algorithm;
     long bcast_segment_size;
@@ -186,6 +187,13 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
 void mca_coll_adapt2_request_done(void *request, int status);
 void mca_coll_adapt2_request_finished(void *request, int status);
 void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req);
+/* A call failed on this rank after its peers may have entered it: they would
+ * wait for this rank forever, so say which rank, which call and why, and
+ * abort the job. `call` names the call (e.g. "MPI_Bcast"). */
+void mca_coll_adapt2_call_failed(struct ompi_communicator_t *comm, const char *call, int rc,
+                                 const char *why);
+/* Why the engine refused to start a call that returned `rc`. */
+const char *mca_coll_adapt2_start_failure(int rc);
 enum { ADAPT2_DEFER_DONE = 1, ADAPT2_DEFER_FINISHED = 2, ADAPT2_DEFER_QUEUED = 4 };
 void mca_coll_adapt2_request_run_deferred(mca_coll_adapt2_request_t *req, int events);
 int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req);

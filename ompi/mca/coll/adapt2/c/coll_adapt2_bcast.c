@@ -36,7 +36,8 @@ void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char 
 }
 
 /* Starts adapt2's broadcast, or returns OMPI_ERR_NOT_SUPPORTED (nothing
- * started, `why` set) for data it cannot stage. */
+ * started, `why` set) for data it cannot stage, or another error (`why`
+ * says which). */
 static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                        struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                        bool blocking, mca_coll_adapt2_request_t **out, const char **why)
@@ -51,11 +52,13 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     settings.blocking = blocking;
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
+        *why = "the communicator's engine state could not be created (out of memory)";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     mca_coll_adapt2_topology_settings(&settings, module);
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm, module);
     if (NULL == req) {
+        *why = "no memory for the request";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &buf);
@@ -72,6 +75,9 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
                                            mca_coll_adapt2_request_done,
                                            mca_coll_adapt2_request_finished, req,
                                            blocking ? &req->grace : NULL);
+        if (OMPI_SUCCESS != rc) {
+            *why = mca_coll_adapt2_start_failure(rc);
+        }
     }
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -99,11 +105,13 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
         return module->previous.ibcast(buff, count, datatype, root, comm, request,
                                        module->previous.ibcast_module);
     }
-    if (OMPI_SUCCESS == rc) {
-        *request = &req->nbc.super;
-        mca_coll_adapt2_request_nudge(req);
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_adapt2_call_failed(comm, "MPI_Ibcast", rc, why);
+        return rc;
     }
-    return rc;
+    *request = &req->nbc.super;
+    mca_coll_adapt2_request_nudge(req);
+    return OMPI_SUCCESS;
 }
 
 int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
@@ -122,5 +130,9 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
         mca_coll_adapt2_note_fallback(comm, "bcast", why);
         return module->previous.bcast(buff, count, datatype, root, comm, module->previous.bcast_module);
     }
-    return OMPI_SUCCESS == rc ? mca_coll_adapt2_request_wait_and_free(req) : rc;
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_adapt2_call_failed(comm, "MPI_Bcast", rc, why);
+        return rc;
+    }
+    return mca_coll_adapt2_request_wait_and_free(req);
 }

@@ -86,6 +86,9 @@ static int adapt2_register(void)
     mca_coll_adapt2_reduce_register();
     mca_coll_adapt2_topology_register();
     mca_coll_adapt2_device_register();
+    mca_coll_adapt2_register_int("inject_send_failure",
+        "Testing: the Nth send this process posts through the PML fails, as a broken link would "
+        "(0: never); shows how a failure on one rank ends the job", 0, &c->inject_send_failure);
     return mca_coll_adapt2_register_pvars();
 }
 

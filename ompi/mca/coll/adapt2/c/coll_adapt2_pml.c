@@ -62,9 +62,20 @@ static int arm(ompi_request_t *req, void *op)
     return rc;
 }
 
+/* coll_adapt2_inject_send_failure=N: the Nth send of this process fails. */
+static bool inject_failure(void)
+{
+    static volatile int32_t sends;
+    int n = mca_coll_adapt2_component.inject_send_failure;
+    return n > 0 && opal_atomic_add_fetch_32(&sends, 1) == n;
+}
+
 static int pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
 {
     ompi_request_t *req;
+    if (inject_failure()) {
+        return OMPI_ERR_UNREACH;
+    }
     ompi_communicator_t *c = (ompi_communicator_t *) comm;
     int rc = use_persistent
         ? MCA_PML_CALL(isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,

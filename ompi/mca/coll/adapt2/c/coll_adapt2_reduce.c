@@ -246,10 +246,12 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         return OMPI_ERR_NOT_SUPPORTED;
     }
     if (NULL == mca_coll_adapt2_module_engine(call->module, call->comm)) {
+        *why = "the communicator's engine state could not be created (out of memory)";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(call->comm, call->module);
     if (NULL == req) {
+        *why = "no memory for the request";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     /* Held until the call is finished: a detached reduction combines after
@@ -286,6 +288,9 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
                        : dop ? ", GPU buffer(s), combined by a GPU kernel where commutative"
                              : ", GPU buffer(s), no GPU kernel for this op and type: combined on the host");
         rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result);
+        if (OMPI_SUCCESS != rc) {
+            *why = mca_coll_adapt2_start_failure(rc);
+        }
     }
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -315,6 +320,7 @@ static const char *algorithm_of(bool all)
             return fallback;                                                                  \
         }                                                                                     \
         if (OMPI_SUCCESS != rc_) {                                                            \
+            mca_coll_adapt2_call_failed((call)->comm, name, rc_, why_);                         \
             return rc_;                                                                       \
         }                                                                                     \
         if (NULL == (request)) {                                                              \

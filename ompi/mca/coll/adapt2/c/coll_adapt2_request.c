@@ -21,6 +21,7 @@
 #include "coll_adapt2.h"
 
 #include "opal/runtime/opal_progress.h"
+#include "ompi/runtime/mpiruntime.h"
 
 enum {
     REQ_DONE = 1,      /* the MPI request completed */
@@ -95,12 +96,34 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     return req;
 }
 
+void mca_coll_adapt2_call_failed(ompi_communicator_t *comm, const char *call, int rc, const char *why)
+{
+    opal_output(0, "coll:adapt2: %s on %s failed on world rank %d: %s. The call's peers would wait "
+                "for this rank forever: aborting the job (error %d)", call, comm->c_name,
+                ompi_comm_rank(&ompi_mpi_comm_world.comm), why, rc);
+    ompi_mpi_abort(comm, rc);
+}
+
+const char *mca_coll_adapt2_start_failure(int rc)
+{
+    const char *device = mca_coll_adapt2_engine_device_last_error();
+    if (ADAPT2_STATUS_DEVICE_ERROR == rc && *device) {
+        return device;
+    }
+    return "the engine could not start the call (out of memory or no GPU staging memory)";
+}
+
+/* The engine reports a failed call (inside its report, where it can say
+ * why); a detached call's failure comes after its request completed. */
+static void engine_failed(mca_coll_adapt2_request_t *req, int status)
+{
+    const char *why = mca_coll_adapt2_engine_call_failure();
+    mca_coll_adapt2_call_failed(req->comm, (req->state & REQ_DETACHED) ? "a detached collective" : "a collective",
+                                status, *why ? why : "the engine gave no reason");
+}
+
 static void complete(mca_coll_adapt2_request_t *req, int status)
 {
-    if (ADAPT2_STATUS_DEVICE_ERROR == status && *mca_coll_adapt2_engine_device_last_error()) {
-        ADAPT2_VERBOSE(1, "(%s) a GPU copy failed: %s", req->comm->c_name,
-                       mca_coll_adapt2_engine_device_last_error());
-    }
     req->nbc.super.req_status.MPI_ERROR = status;
     if (set_flags(req, REQ_DONE) & REQ_FREED) {
         return; /* freed while running (MPI_Request_free): nobody to tell */
@@ -112,10 +135,6 @@ static void finish(mca_coll_adapt2_request_t *req, int status)
 {
     if (req->state & REQ_DETACHED) {
         mca_coll_adapt2_progress_detached(-1);
-        if (OMPI_SUCCESS != status) {
-            opal_output(0, "coll:adapt2: (%s) a collective that had completed early (detached) "
-                        "failed afterwards with error %d", req->comm->c_name, status);
-        }
     }
     mca_coll_adapt2_module_t *module = req->module;
     if (set_flags(req, REQ_FINISHED) & REQ_FREED) {
@@ -143,6 +162,9 @@ void mca_coll_adapt2_request_done(void *request, int status)
         mca_coll_adapt2_progress_detached(+1);
         status = OMPI_SUCCESS;
     }
+    if (status < 0) {
+        engine_failed(req, status);
+    }
     req->done_status = status;
     if (mca_coll_adapt2_progress_must_defer()) {
         mca_coll_adapt2_progress_defer(req, ADAPT2_DEFER_DONE);
@@ -154,6 +176,9 @@ void mca_coll_adapt2_request_done(void *request, int status)
 void mca_coll_adapt2_request_finished(void *request, int status)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) request;
+    if (status < 0) {
+        engine_failed(req, status); /* a detached call's; others failed in done */
+    }
     req->finished_status = status;
     if (mca_coll_adapt2_progress_must_defer()) {
         mca_coll_adapt2_progress_defer(req, ADAPT2_DEFER_FINISHED);

@@ -123,7 +123,7 @@ bool BcastFlow::locally_done() const {
 void BcastFlow::copy_in_all() {
     for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
         int rc = copy_into_private(data_, segments_.offset(s), segments_.bytes(s), copy_);
-        if (rc != 0) schedule_.set_error(rc);
+        if (rc != 0) schedule_.fail_conversion(rc, "packing into the detach copy", segments_.offset(s), segments_.bytes(s));
         ++copied_;
         arrived_.mark_done(s);
         feed_all();
@@ -139,7 +139,7 @@ void BcastFlow::copy_out(int s) {
         std::memcpy(data_.at(off), copy_ + off, len);
     } else {
         int rc = data_.unpack(off, len, copy_ + off);
-        if (rc != 0) schedule_.set_error(rc);
+        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from the detach copy", off, len);
     }
     if (++copied_ == segments_.count()) count(Counter::detach_bytes, segments_.total());
 }
@@ -223,7 +223,7 @@ void BcastFlow::on_received(int message) {
     }
     if (staged()) {
         int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
-        if (rc != 0) schedule_.set_error(rc);
+        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from a staging buffer", segments_.offset(segment), segments_.bytes(segment));
         staging_.release(segment);  // the unpack's hold
     }
     for (int s = first; s < end; ++s) arrived_.mark_done(s);  // any order; children are fed in order
@@ -293,7 +293,7 @@ const char *BcastFlow::send_source(int child, int s) {
         char *dst = staging_.claim(children());
         int rc = data_.pack(segments_.offset(s), segments_.bytes(s), dst);
         if (rc != 0) {
-            schedule_.set_error(rc);
+            schedule_.fail_conversion(rc, "packing into a staging buffer", segments_.offset(s), segments_.bytes(s));
             return nullptr;
         }
     }

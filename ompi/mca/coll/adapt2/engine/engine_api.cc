@@ -155,6 +155,8 @@ int mca_coll_adapt2_engine_trace_write(const char *prefix) {
     return t && prefix ? t->write(prefix) : 0;
 }
 
+const char *mca_coll_adapt2_engine_call_failure(void) { return adapt2::call_failure(); }
+
 uint64_t mca_coll_adapt2_engine_counter(int which) {
     if (which < 0 || which >= ADAPT2_COUNTER_COUNT) return 0;
     return adapt2::counter_value(static_cast<adapt2::Counter>(which));

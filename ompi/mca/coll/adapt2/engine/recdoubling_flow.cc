@@ -77,7 +77,7 @@ void RecDoublingFlow::fold_with(int partner) {
         rc = op_.combine(op_.ctx, result_, tmp_[0], units);  // tmp = result op partner
         std::memcpy(result_, tmp_[0], bytes_);
     }
-    if (rc != 0) schedule_.set_error(rc);
+    if (rc != 0) schedule_.fail_combine(rc, static_cast<int>(current_), units);
     schedule_.trace_combined(id_, static_cast<int>(current_), bytes_);
 }
 

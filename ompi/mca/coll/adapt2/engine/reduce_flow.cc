@@ -144,7 +144,7 @@ bool ReduceFlow::locally_done() const {
 void ReduceFlow::copy_own_in() {
     for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
         int rc = copy_into_private(user_own_, segments_.offset(s), segments_.bytes(s), copy_);
-        if (rc != 0) schedule_.set_error(rc);
+        if (rc != 0) schedule_.fail_conversion(rc, "packing into the detach copy", segments_.offset(s), segments_.bytes(s));
         ++copied_;
         start_segments();
     }
@@ -183,7 +183,7 @@ void ReduceFlow::start_segment(int s) {
             schedule_.post_copy(slot.bufs[own_index()], own_.at(off), schedule_.take_op(id_, Op::kCopy, s, kOwnIn, len));
         } else {
             int rc = own_.pack(off, len, slot.bufs[own_index()]);
-            if (rc != 0) schedule_.set_error(rc);
+            if (rc != 0) schedule_.fail_conversion(rc, "packing own data into a slot", off, len);
         }
     }
     slot.ready[own_index()] = !own_.on_device();
@@ -304,7 +304,7 @@ bool ReduceFlow::fold_first_pair(Slot &slot) {
     slot.acc = result_.at(segments_.offset(slot.segment));
     int rc = op_.combine3(op_.ctx, operand_data(slot, pair[0]), operand_data(slot, pair[1]), slot.acc,
                           units(slot.segment));
-    if (rc != 0) schedule_.set_error(rc);
+    if (rc != 0) schedule_.fail_combine(rc, slot.segment, units(slot.segment));
     schedule_.trace_combined(id_, slot.segment, segments_.bytes(slot.segment));
     return true;
 }
@@ -333,7 +333,7 @@ void ReduceFlow::fold(Slot &slot, int operand) {
         return;
     }
     int rc = op_.combine(op_.ctx, src, slot.acc, units(slot.segment));
-    if (rc != 0) schedule_.set_error(rc);
+    if (rc != 0) schedule_.fail_combine(rc, slot.segment, units(slot.segment));
     schedule_.trace_combined(id_, slot.segment, len);
 }
 
@@ -368,7 +368,7 @@ void ReduceFlow::deliver(Slot &slot) {
         if (slot.acc != result_.at(off)) std::memcpy(result_.at(off), slot.acc, len);
     } else {
         int rc = result_.unpack(off, len, slot.acc);
-        if (rc != 0) schedule_.set_error(rc);
+        if (rc != 0) schedule_.fail_conversion(rc, "unpacking the result", off, len);
     }
     if (feed_) feed_->supply(s);
 }

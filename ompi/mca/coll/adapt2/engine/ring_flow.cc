@@ -103,7 +103,7 @@ void RingFlow::on_received(int m) {
         const Piece p = piece(m, false);
         if (p.bytes > 0) {
             int rc = op_.combine(op_.ctx, staging_.slot(m), result_ + p.offset, p.bytes / op_.unit_bytes);
-            if (rc != 0) schedule_.set_error(rc);
+            if (rc != 0) schedule_.fail_combine(rc, m, p.bytes / op_.unit_bytes);
             schedule_.trace_combined(id_, m, p.bytes);
         }
         staging_.release(m);

@@ -1,6 +1,7 @@
 #include "schedule.h"
 
-#include <cassert>
+#include <cstdarg>
+#include <cstdio>
 
 #include "../adapt2_bridge.h"
 #include "counters.h"
@@ -15,6 +16,27 @@ static int device_error(int rc) {
     return ADAPT2_STATUS_DEVICE_ERROR;
 }
 
+static const char *op_name(Op::Kind kind) {
+    switch (kind) {
+    case Op::kSend: return "send";
+    case Op::kRecv: return "receive";
+    case Op::kCopy: return "GPU operation";
+    default: return "timer";
+    }
+}
+
+static thread_local const char *reporting_failure = "";
+const char *call_failure() { return reporting_failure; }
+
+void Schedule::fail_call(int rc, const char *why, ...) {
+    if (error_ != 0) return;
+    error_ = rc != 0 ? rc : ADAPT2_STATUS_INTERNAL_ERROR;
+    va_list args;
+    va_start(args, why);
+    vsnprintf(why_, sizeof why_, why, args);
+    va_end(args);
+}
+
 void Schedule::reserve_ops() {
     int count = 0;
     for (const auto &f : flows_) count += f->max_ops();
@@ -27,8 +49,15 @@ void Schedule::reserve_ops() {
     }
 }
 
+// Flows size their windows so that max_ops() covers them; running out is a
+// bug in that count, and fails the call instead of overrunning memory.
 Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size_t bytes) {
-    assert(!free_ops_.empty() && "windows exceed the reserved operations");
+    if (free_ops_.empty()) {
+        fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "internal error: flow %d needs more than the %zu operations "
+             "it reserved (max_ops() under-counts), at a %s of segment %d", flow, ops_.size(),
+             op_name(kind), segment);
+        return nullptr;
+    }
     Op *op = free_ops_.back();
     free_ops_.pop_back();
     op->next = nullptr;
@@ -49,13 +78,15 @@ int Schedule::post(Op *op, Post transport_call) {
     int rc = transport_call();
     if (rc != 0) {
         --in_flight_;
+        fail_call(rc, "posting a %s of %zu bytes (peer %d, segment %d) failed with error %d", op_name(op->kind),
+             op->bytes, op->peer, op->segment, rc);
         return_op(op);
-        set_error(rc);
     }
     return rc;
 }
 
 int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
+    if (!op) return error_;  // take_op failed the call
     op->peer = peer;
     if (tracer_) trace(TraceKind::post_send, op->flow, op->segment, peer, op->bytes);
     if (op->bytes > 0 && comm_.is_remote(peer)) {  // hellos carry no data
@@ -66,6 +97,7 @@ int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
 }
 
 int Schedule::post_recv(void *buf, int peer, int tag, Op *op) {
+    if (!op) return error_;
     op->peer = peer;
     if (tracer_) trace(TraceKind::post_recv, op->flow, op->segment, peer, op->bytes);
     return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag, op); });
@@ -79,6 +111,8 @@ DeviceQueue &Schedule::device_queue() {
 }
 
 int Schedule::post_copy(void *dst, const void *src, Op *op) {
+    if (!op) return error_;
+    op->peer = -1;
     DeviceQueue &queue = device_queue();
     device_bytes_ += op->bytes;
     return post(op, [&] {
@@ -88,6 +122,8 @@ int Schedule::post_copy(void *dst, const void *src, Op *op) {
 
 int Schedule::post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count,
                                  Op *op) {
+    if (!op) return error_;
+    op->peer = -1;
     DeviceQueue &queue = device_queue();
     ++device_combines_;
     return post(op, [&] {
@@ -96,11 +132,13 @@ int Schedule::post_device_reduce(DeviceOp dop, DeviceType type, const void *in, 
 }
 
 void Schedule::set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root) {
-    tracer_ = Tracer::get();
-    if (!tracer_) return;
     trace_base_.call = call;
     trace_base_.coll = coll;
     trace_base_.comm = comm_id;
+    call_bytes_ = bytes;
+    call_root_ = root;
+    tracer_ = Tracer::get();
+    if (!tracer_) return;
     trace(TraceKind::call_start, 0, static_cast<int>(bytes & 0x7fffffff), root, bytes);
 }
 
@@ -195,7 +233,7 @@ void Schedule::handle_inbox() {
                 for (auto &f : flows_) f->expire();
                 continue;
             }
-            if (op->status != 0) set_error(op->kind == Op::kCopy ? device_error(op->status) : op->status);
+            if (op->status != 0) note_failed_op(*op);
             if (tracer_) {
                 trace(op->kind == Op::kRecv ? TraceKind::arrived : TraceKind::sent, op->flow, op->segment,
                       op->peer, op->bytes);
@@ -203,6 +241,17 @@ void Schedule::handle_inbox() {
             flows_[op->flow]->on_complete(*op);
         }
     }
+}
+
+void Schedule::note_failed_op(const Op &op) {
+    if (op.kind == Op::kCopy) {
+        int rc = device_error(op.status);
+        fail_call(rc, "a GPU copy or combine of segment %d failed: %s", op.segment,
+             mca_coll_adapt2_engine_device_last_error());
+        return;
+    }
+    fail_call(op.status, "a %s of %zu bytes (peer %d, segment %d) completed with error %d", op_name(op.kind), op.bytes,
+         op.peer, op.segment, op.status);
 }
 
 // Detaches: the caller gets its buffers back while the flows go on sending
@@ -229,9 +278,17 @@ void Schedule::finish() {
     DoneFn finished = finished_;
     void *ctx = done_ctx_;
     int status = error_;
+    char failure[400] = "";
+    if (status != 0) {
+        snprintf(failure, sizeof failure, "rank %d of %d, %s #%u of %zu bytes (root %d): %s", comm_.rank(),
+                 comm_.size(), trace_coll_name(trace_base_.coll), trace_base_.call, call_bytes_, call_root_,
+                 why_);
+    }
     delete this;
+    reporting_failure = failure;
     if (done) done(ctx, status);
     if (finished) finished(ctx, status);
+    reporting_failure = "";
 }
 
 }  // namespace adapt2

@@ -97,15 +97,25 @@ public:
     // stream of op->segment, after that segment's earlier copies.
     int post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count, Op *op);
     bool failed() const { return error_ != 0; }
+    // Fails the call: the first error wins, with why it happened (a printf
+    // format). The schedule adds the rank and the call when it reports.
+    void fail_call(int rc, const char *why, ...) __attribute__((format(printf, 3, 4)));
+    // The reduction operation failed on `elements` elements of a segment.
+    void fail_combine(int rc, int segment, size_t elements) {
+        fail_call(rc, "the reduction operation failed on %zu elements of segment %d (error %d)", elements, segment, rc);
+    }
+    // A datatype conversion of stream bytes [offset, offset+bytes) failed;
+    // `what` says which, e.g. "packing into a staging buffer".
+    void fail_conversion(int rc, const char *what, size_t offset, size_t bytes) {
+        fail_call(rc, "%s of packed bytes [%zu, %zu) of the user's datatype failed (Open MPI's convertor)", what,
+             offset, offset + bytes);
+    }
 
     // Tracing (no-ops unless coll_adapt2_trace is on): what the call is,
     // then a flow's combine of one segment.
     void set_trace(TraceColl coll, uint32_t comm_id, uint32_t call, size_t bytes, int root);
     void trace_combined(int flow, int segment, size_t bytes) {
         if (tracer_) trace(TraceKind::combined, flow, segment, -1, bytes);
-    }
-    void set_error(int rc) {
-        if (error_ == 0) error_ = rc;
     }
 
 private:
@@ -114,6 +124,7 @@ private:
     void trace(TraceKind kind, int flow, int segment, int peer, size_t bytes);
     DeviceQueue &device_queue();
     void reserve_ops();
+    void note_failed_op(const Op &op);
     void drain();
     void handle_inbox();
     bool finished() const;
@@ -140,7 +151,14 @@ private:
     std::atomic<bool> draining_{false};
     Tracer *tracer_ = nullptr;
     TraceEvent trace_base_{};  // call, coll, comm of this schedule's events
+    size_t call_bytes_ = 0;    // what the call is, for error messages
+    int call_root_ = -1;
+    char why_[240] = "";       // the first error's reason (no allocation on failure)
 };
+
+// While a failed call reports (its done or finished function runs, on this
+// thread): what failed, on which rank and why, as one line. Empty otherwise.
+const char *call_failure();
 
 // The tag of segment s in a flow whose block starts at `base` and holds
 // `size` tags (tags count down, as Open MPI's collective tags do).

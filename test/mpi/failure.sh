@@ -1,0 +1,45 @@
+#!/bin/bash
+# A failure inside adapt2 on one rank ends the job: the failing rank says
+# which rank, which call and why, and aborts, so its peers (which are in the
+# same call, waiting for it) never hang. One rank is given
+# coll_adapt2_inject_send_failure=N (its Nth send fails, as a broken link
+# would); the others run normally.
+. "$(dirname "$0")/lib.sh"
+
+# expect_abort NAME NP PATTERN N [flags] -- PROGRAM [args]: rank 0 (of NP) has
+# its Nth send fail; the job must end non-zero, well before the timeout,
+# printing PATTERN (extended regex) once.
+expect_abort() {
+    local name=$1 np=$2 pattern=$3 nth=$4
+    shift 4
+    local flags=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
+    shift
+    local start=$SECONDS rc=0
+    timeout -k 5 60 "$MPIRUN" $MPI_FLAGS "${flags[@]}" \
+        -np 1 -x OMPI_MCA_coll_adapt2_inject_send_failure="$nth" "$@" : -np $((np - 1)) "$@" >"$LOG" 2>&1 || rc=$?
+    local took=$((SECONDS - start)) seen
+    seen=$(grep -cE -- "$pattern" "$LOG")
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && [ "$seen" -eq 1 ] && [ $took -lt 30 ]; then
+        passed=$((passed + 1))
+        echo "ok   $name (exit $rc after $took s)"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name: exit $rc after $took s, $seen lines matching /$pattern/:"
+        tail -n 20 "$LOG" | sed 's/^/    /'
+    fi
+}
+
+WHY="coll:adapt2: a collective on MPI_COMM_WORLD failed on world rank 0: rank 0 of"
+SEND="posting a send of [0-9]+ bytes \(peer [0-9]+, segment [0-9]+\) failed with error"
+expect_abort "bcast, flat" 4 "$WHY 4, bcast #[0-9]+ of [0-9]+ bytes \(root 0\): $SEND.*aborting the job" 3 \
+    -- "$BIN/bcast_check" -t int -s 1000000 -r 0
+expect_abort "bcast, multi-level, struct with holes" 6 "$WHY 6, bcast .*$SEND" 5 \
+    --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_cut" --counts 70000
+expect_abort "reduce, non-root" 4 "$WHY 4, reduce .*$SEND" 2 \
+    -- "$BIN/reduce_check" --coll reduce --ops sum --types int --counts 300000 --roots 3
+expect_abort "iallreduce, ring" 4 "$WHY 4, allreduce .*$SEND" 2 \
+    -- "$BIN/reduce_check" --coll iallreduce --ops sum --types int --counts 300000 --allreduce-algorithms ring
+expect_abort "allreduce, multi-level tree" 4 "$WHY 4, allreduce .*$SEND" 4 \
+    --mca coll_adapt2_nodes block:2 -- "$BIN/reduce_check" --coll allreduce --ops sum --types double --counts 300000 --allreduce-algorithms tree
+finish
