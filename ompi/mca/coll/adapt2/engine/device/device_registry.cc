@@ -11,8 +11,9 @@
 namespace adapt2 {
 namespace {
 
-std::mutex registry_lock;  // guards the globals below; never held by a flow handler
-DeviceBackend *installed_backend = nullptr;
+std::mutex registry_lock;  // guards the globals below (device_progress holds it while handlers run)
+// Read lock-free: a failing handler names the error through the backend.
+std::atomic<DeviceBackend *> installed_backend{nullptr};
 DeviceLimits limits;
 std::vector<DeviceState *> states;
 std::atomic<int> last_error{0};
@@ -26,14 +27,11 @@ void complete_op(void *, void *token, int status) {
 }  // namespace
 
 DeviceBackend &device_backend() {
-    std::lock_guard<std::mutex> guard(registry_lock);
-    return installed_backend ? *installed_backend : CudaBackend::instance();
+    DeviceBackend *installed = installed_backend.load();
+    return installed ? *installed : CudaBackend::instance();
 }
 
-void set_device_backend(DeviceBackend *backend) {
-    std::lock_guard<std::mutex> guard(registry_lock);
-    installed_backend = backend;
-}
+void set_device_backend(DeviceBackend *backend) { installed_backend.store(backend); }
 
 void set_device_limits(const DeviceLimits &l) {
     std::lock_guard<std::mutex> guard(registry_lock);
