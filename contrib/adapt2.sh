@@ -3,7 +3,8 @@
 # available):
 #   contrib/adapt2.sh            install Debian packages, build, install the
 #                                component, run the benchmark comparison
-#   contrib/adapt2.sh --test     install packages, build, run the whole test suite
+#   contrib/adapt2.sh --test     install packages, build, run the whole test suite,
+#                                then the sanitizer build's (ASan + UBSan) subset
 #   contrib/adapt2.sh --build    install packages and build only
 # Environment: BUILD_DIR (default ./build), JOBS (default: number of cores),
 # ADAPT2_CONFIGURE_FLAGS (extra flags for configure).
@@ -11,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 BUILD_DIR=${BUILD_DIR:-$SRC/build}
+SANITIZE_DIR=${SANITIZE_DIR:-$BUILD_DIR-sanitize}
 JOBS=${JOBS:-$(nproc)}
 mode=${1:-run}
 
@@ -31,24 +33,28 @@ install_packages() {
     fi
 }
 
+# build [DIR [configure flags...]]
 build() {
-    echo "== building in $BUILD_DIR"
+    local dir=${1:-$BUILD_DIR}
+    shift || true
+    echo "== building in $dir"
     if [ ! -x "$SRC/configure" ] || [ "$SRC/configure.ac" -nt "$SRC/configure" ]; then
         "$SRC/autogen.sh" >/dev/null
     fi
-    mkdir -p "$BUILD_DIR"
-    cd "$BUILD_DIR"
+    mkdir -p "$dir"
+    cd "$dir"
     if [ ! -f Makefile ] || [ "$SRC/configure" -nt Makefile ]; then
-        "$SRC/configure" -q ${ADAPT2_CONFIGURE_FLAGS:-}
+        "$SRC/configure" -q ${ADAPT2_CONFIGURE_FLAGS:-} "$@"
     fi
     make -s -j"$JOBS"
     cd "$SRC"
 }
 
-# Sums the individual checks of every suite into one closing line.
+# Sums the individual checks of every suite (both builds) into one closing line.
 summarize() {
     local passed=0 failed=0 n
-    for log in "$BUILD_DIR"/test/unit/*.log "$BUILD_DIR"/test/mpi/*.log; do
+    for log in "$BUILD_DIR"/test/unit/*.log "$BUILD_DIR"/test/mpi/*.log \
+               "$SANITIZE_DIR"/test/unit/*.log "$SANITIZE_DIR"/test/mpi/*.log; do
         [ -f "$log" ] || continue
         case "$log" in *test-suite.log) continue ;; esac
         n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -1)
@@ -66,17 +72,27 @@ summarize() {
     echo "adapt2: $passed passed, $failed failed"
 }
 
-run_tests() {
-    echo "== running the test suite (make check)"
-    local rc=0
-    make -C "$BUILD_DIR" -s -j"$JOBS" check >"$BUILD_DIR/check.out" 2>&1 || rc=$?
-    grep -E "^(PASS|FAIL|SKIP|ERROR|XPASS):" "$BUILD_DIR/check.out" || true
+# check_in DIR TARGET: runs one make check target, lists the results and
+# shows the end of each failing suite's log.
+check_in() {
+    local dir=$1 target=$2 rc=0
+    make -C "$dir" -s -j"$JOBS" "$target" >"$dir/check.out" 2>&1 || rc=$?
+    grep -E "^(PASS|FAIL|SKIP|ERROR|XPASS):" "$dir/check.out" || true
     if [ $rc -ne 0 ]; then
         echo "== failures:"
-        for trs in "$BUILD_DIR"/test/*/*.trs; do
+        for trs in "$dir"/test/*/*.trs; do
             grep -q ":test-result: \(FAIL\|ERROR\)" "$trs" && sed 's/^/    /' "${trs%.trs}.log" | tail -40
         done
     fi
+    return $rc
+}
+
+run_tests() {
+    local rc=0
+    echo "== running the test suite (make check)"
+    check_in "$BUILD_DIR" check || rc=$?
+    echo "== AddressSanitizer + UBSan build: unit tests and an MPI subset (make check-sanitizers)"
+    (build "$SANITIZE_DIR" --enable-sanitizers) && check_in "$SANITIZE_DIR" check-sanitizers || rc=1
     summarize
     return $rc
 }

@@ -11,6 +11,21 @@ export OMPI_MCA_coll_adapt2_priority=100
 # More ranks than cores: yield when idle, or time slices dominate.
 MPI_FLAGS="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
 UCX_FLAGS="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+# A --enable-sanitizers build: the ranks load an instrumented component (and
+# run instrumented test programs), so the sanitizer runtime goes first.
+# Leaks are looked for only where a script sets ADAPT2_LSAN=1 (leaks.sh):
+# full stacks make every allocation slow, and LeakSanitizer cannot stop
+# pml ucx's threads. lsan.supp names each of Open MPI's own leaks.
+if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
+    SUPP="${ADAPT2_SRCDIR:-$(dirname "$0")/../..}/test/mpi/lsan.supp"
+    LEAKS="detect_leaks=0"
+    [ "${ADAPT2_LSAN:-0}" = 1 ] && LEAKS="detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=30"
+    # components stay loaded at exit, so leaks name their functions
+    MPI_FLAGS="$MPI_FLAGS --mca mca_base_component_disable_dlclose 1 -x LD_PRELOAD=$ADAPT2_ASAN_RUNTIME
+        -x ASAN_OPTIONS=$LEAKS:abort_on_error=1:detect_odr_violation=0${ADAPT2_ASAN_EXTRA:-}
+        -x LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0
+        -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
+fi
 TIMEOUT=${ADAPT2_TEST_TIMEOUT:-240}
 BIN="$ADAPT2_BUILDDIR/test/mpi"
 passed=0

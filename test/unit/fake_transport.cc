@@ -95,7 +95,7 @@ void FakeNetwork::try_match(const Key &key, int poster, Op *posted_op) {
         sq.erase(sq.begin() + static_cast<long>(pick));
         rq.pop_front();
         if (s.len != r.len) throw std::runtime_error("fake network: message size mismatch");
-        std::memcpy(r.buf, s.buf, s.len);
+        if (s.len > 0) std::memcpy(r.buf, s.buf, s.len);  // hellos carry no buffer
         std::vector<Completion> now;
         if (!s.completed_early) now.push_back({s.op, s.src, false, r.dst});
         now.push_back({r.op, r.dst, true, s.src});

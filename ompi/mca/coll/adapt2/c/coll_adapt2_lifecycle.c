@@ -63,6 +63,10 @@ static int drain_process(MPI_Comm comm, int keyval, void *attr, void *extra)
         opal_progress();
     }
     mca_coll_adapt2_progress_stop();
+    /* Nothing is created after MPI_Finalize: give the keyvals back (the
+     * attributes still set hold them until they are deleted). */
+    PMPI_Comm_free_keyval(&comm_keyval);
+    PMPI_Comm_free_keyval(&self_keyval);
     return MPI_SUCCESS;
 }
 
