@@ -101,8 +101,9 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     if (c->trace && c->trace[0] && !c->trace_prefix[0]) {
         snprintf(c->trace_prefix, sizeof c->trace_prefix, "%s", c->trace);
         ADAPT2_VERBOSE(10, "tracing to %s.<world rank>.csv", c->trace_prefix);
+        /* at most 64 Mi events (a few GiB): larger cannot be allocated */
         long events = mca_coll_adapt2_checked_long("trace_max_events", c->trace_max_events, 1,
-                                                   LONG_MAX, 1L << 20);
+                                                   1L << 26, 1L << 20);
         mca_coll_adapt2_engine_trace_enable((size_t) events,
                                             ompi_comm_rank(&ompi_mpi_comm_world.comm));
     }

@@ -137,7 +137,7 @@ static int allreduce_algorithm(void)
             return i; /* the adapt2_allreduce_algorithm_t values, in order */
         }
     }
-    mca_coll_adapt2_report_invalid("allreduce_algorithm", value ? value : "(null)", "auto",
+    mca_coll_adapt2_report_invalid("allreduce_algorithm", value ? value : "", "auto",
                                    "known: auto, tree, ring, recursive_doubling, previous");
     return ADAPT2_ALLREDUCE_AUTO;
 }

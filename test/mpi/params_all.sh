@@ -1,0 +1,528 @@
+#!/bin/bash
+# Invalid values of every adapt2 MCA parameter, as ompi_info lists them (a new
+# parameter is covered as soon as it is registered: it must be given a rule
+# below, or this test fails). Every parameter gets each value of BAD: negative,
+# zero, huge (a 20-digit number, and LONG_MAX), malformed (abc, 12x, 1,,2) and
+# empty; some get more (nodes, trace). Small broadcasts and reductions
+# (bcast_check, reduce_check, np 2, every result checked) must still succeed
+# and:
+#   - a value the parameter does not accept is reported once per process, by
+#     "invalid value 'V' for MCA parameter coll_adapt2_NAME (why); using D"
+#     (V as adapt2 received it, D the default);
+#   - a value it accepts is not reported.
+# Open MPI parses numeric parameters itself before adapt2 sees them: the value
+# adapt2 gets is read back with ompi_info under the same environment, and the
+# test judges that one (a table at the end shows what Open MPI made of each
+# value, and adapt2's verdict).
+#
+# To keep it short (about 80 mpiruns), parameters read in the same context
+# share runs, one or two per value; when a parameter fails in a shared run it
+# is run again alone, and the verdict is the one of its own run. Then: every
+# parameter invalid at once (each still reported once per process), and the
+# parameters with cases of their own (priority, inject_send_failure, trace,
+# nodes).
+. "$(dirname "$0")/lib.sh"
+
+TIMEOUT=${ADAPT2_TEST_TIMEOUT:-60}
+OMPI_INFO=${OMPI_INFO:-ompi_info}
+NP=2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK" "$LOG"' EXIT
+cd "$WORK" || exit 1 # trace files land here
+
+LONG_MAX=9223372036854775807
+BAD=(-5 0 99999999999999999999 $LONG_MAX abc 12x 1,,2 "")
+
+# What each parameter accepts (README's parameter table and the help texts)
+# and where it is read.  NAME ACCEPTS [WHERE]
+#   ACCEPTS  MIN:MAX  an integer in the range (MAX "max": no upper bound);
+#            names:A,B,...  one of the names (the empty string may be taken as
+#            the default or reported);
+#            any  every value is valid;
+#            own  checked by a case of its own below (the parameter's name
+#            must have one).
+#   WHERE    flat (default): read by every call;
+#            multilevel: read only for multi-level trees (coll_adapt2_nodes
+#            block:1 makes each of the 2 ranks a node);
+#            traced: read only when coll_adapt2_trace is set (the
+#            multi-level runs set it);
+#            separate: in runs without the parameters a valid value of it
+#            switches off (device=0 leaves the device_* parameters unread,
+#            topology=0 the multi-level ones), in the multi-level context.
+# The segment sizes' upper bound (2^31-1) is not in the README: adapt2 cuts
+# messages with int counts, so a larger size must be reported, not used.
+# The device queue's lower bound (16) is not in the README either.
+ALGORITHMS=names:auto,binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat,previous
+RULES="
+priority                        own
+verbose                         any
+recv_window                     1:64
+send_window                     1:64
+pool_max_bytes                  0:max
+trace                           own
+trace_max_events                1:max                  traced
+detach_max_message              0:max
+detach_max_bytes                0:max
+detach_grace_us                 0:max
+detach_await_min_bytes          -1:max
+progress_thread                 0:1
+progress_interval_us            1:1000000
+transport                       names:pml,ucx
+bcast_algorithm                 $ALGORITHMS
+bcast_segment_size              0:2147483647
+bcast_fanout                    1:max
+bcast_radix                     2:max
+bcast_chains                    1:max
+reduce_algorithm                $ALGORITHMS
+reduce_segment_size             0:2147483647
+allreduce_algorithm             names:auto,tree,ring,recursive_doubling,previous
+allreduce_segment_size          0:2147483647
+allreduce_ring_min_bytes        0:max
+allreduce_ring_max_bytes        0:max
+allreduce_recdoubling_max_bytes 0:max
+reproducible                    0:1
+topology                        0:1                    separate
+nodes                           own
+node_algorithm                  $ALGORITHMS            multilevel
+numa_algorithm                  $ALGORITHMS            multilevel
+topology_segment_size           0:2147483647           multilevel
+node_segment_size               0:2147483647           multilevel
+numa_segment_size               0:2147483647           multilevel
+device                          0:1                    separate
+device_streams                  1:64
+device_queue_capacity           16:1048576
+device_mock                     0:2
+device_pinned_max_bytes         0:max
+inject_send_failure             own
+"
+# ----------------------------------------------------------------- the list
+declare -A ACCEPTS WHERE DEFAULT TYPE EFF
+PARAMS=()
+list=$(env -u OMPI_MCA_coll_adapt2_priority "$OMPI_INFO" --param coll adapt2 --level 9 --parsable 2>&1)
+while IFS=: read -r _ _ _ _ name field value; do
+    p=${name#coll_adapt2_}
+    case $field in
+    value) DEFAULT[$p]=$value; PARAMS+=("$p") ;;
+    type) TYPE[$p]=$value ;;
+    esac
+done < <(echo "$list" | grep '^mca:coll:adapt2:param:coll_adapt2_')
+if [ ${#PARAMS[@]} -lt 10 ]; then
+    echo "FAIL ompi_info lists ${#PARAMS[@]} adapt2 parameters:"
+    echo "$list" | head -20
+    exit 1
+fi
+echo "${#PARAMS[@]} parameters: ${PARAMS[*]}"
+while read -r p accepts where; do
+    [ -z "$p" ] && continue
+    ACCEPTS[$p]=$accepts
+    WHERE[$p]=${where:-flat}
+    if [ -z "${DEFAULT[$p]+set}" ]; then
+        failed=$((failed + 1))
+        echo "FAIL params_all.sh has a rule for coll_adapt2_$p, which ompi_info does not list"
+    fi
+done <<<"$RULES"
+for p in "${PARAMS[@]}"; do
+    if [ -z "${ACCEPTS[$p]+set}" ]; then
+        failed=$((failed + 1))
+        echo "FAIL coll_adapt2_$p (${TYPE[$p]}, default '${DEFAULT[$p]}') has no rule in params_all.sh: add one"
+    fi
+done
+
+# The value adapt2 receives for each parameter when every one is given $1 (as
+# Open MPI parses it: numbers with strtoull, suffixes k/m/g, out-of-range
+# values dropped), into EFF.
+declare -A EFF_CACHE # "value|p" -> what p receives
+effective() {
+    local v=$1 env=() p
+    EFF=()
+    if [ -z "${EFF_CACHE["$v|"]+set}" ]; then
+        for p in "${PARAMS[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=$v"); done
+        while IFS=: read -r _ _ _ _ name field value; do
+            [ "$field" = value ] && EFF_CACHE["$v|${name#coll_adapt2_}"]=$value
+        done < <(env "${env[@]}" "$OMPI_INFO" --param coll adapt2 --level 9 --parsable 2>/dev/null |
+                 grep '^mca:coll:adapt2:param:coll_adapt2_')
+        EFF_CACHE["$v|"]=1
+    fi
+    for p in "${PARAMS[@]}"; do EFF[$p]=${EFF_CACHE["$v|$p"]-}; done
+}
+
+# verdict P V: whether parameter P accepts V: valid, invalid or either.
+verdict() {
+    local rule=${ACCEPTS[$1]} v=$2
+    case $rule in
+    any) echo valid ;;
+    fixed:*) echo "${rule#fixed:}" ;;
+    names:*)
+        if [ -z "$v" ]; then echo either
+        elif [[ ",${rule#names:}," == *",$v,"* ]]; then echo valid
+        else echo invalid; fi ;;
+    *:*)
+        local min=${rule%:*} max=${rule#*:}
+        [ "$max" = max ] && max=$LONG_MAX
+        if [[ ! $v =~ ^-?[0-9]+$ ]] || [ ${#v} -gt 19 ]; then echo invalid
+        elif [ "$v" -ge "$min" ] && [ "$v" -le "$max" ]; then echo valid
+        else echo invalid; fi ;;
+    esac
+}
+
+# ----------------------------------------------------------------- running
+# The programs of a shared run: broadcasts (every root, contiguous and
+# vector), then reduce, ireduce, allreduce, iallreduce; both end with an
+# allreduce of their error counts. Open MPI 4.1's argument checks reject
+# predefined ops on derived types, hence mpi_param_check 0.
+# Counters are not checked (--expect none): some valid values hand calls to
+# the previous component (device_mock=1 does so with the vector type). The
+# reductions use predefined types only, as Open MPI 4.1's own reductions
+# (the previous component) get derived types wrong.
+BCAST=("$BIN/bcast_check" -t int,vector -s 1,5000 --expect none)
+REDUCE=("$BIN/reduce_check" --coll reduce,ireduce,allreduce,iallreduce --ops sum
+        --types int,double --counts 1,1500 --roots 1 --expect none)
+FLAGS=(--mca mpi_param_check 0)
+declare -A CONTEXT=([flat]="" [multilevel]="OMPI_MCA_coll_adapt2_nodes=block:1"
+                    [separate]="OMPI_MCA_coll_adapt2_nodes=block:1")
+run_no=0
+
+# launch OUT ENV... -- PROGRAM ARGS: one mpirun under the timeout, with the
+# environment given; the output goes to OUT. Returns mpirun's status.
+launch() {
+    local out=$1 env=()
+    shift
+    while [ "$1" != "--" ]; do env+=("$1"); shift; done
+    shift
+    local rc=0
+    env "${env[@]}" timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS "${FLAGS[@]}" -np $NP "$@" >"$out" 2>&1 || rc=$?
+    [ $rc -eq 124 ] && echo "TIMEOUT after $TIMEOUT s" >>"$out"
+    return $rc
+}
+
+# The lines reporting parameter P in the files given.
+reports() {
+    local p=$1
+    shift
+    cat "$@" | grep -F "for MCA parameter coll_adapt2_$p (" || true
+}
+
+# judge P V EFF FILES...: whether the reports of P in the files agree with
+# its verdict on EFF (the value adapt2 received). Sets OUTCOME (for the table)
+# and, when they do not agree, WHY.
+judge() {
+    local p=$1 v=$2 eff=$3
+    shift 3
+    local lines n dup bad="" line
+    lines=$(reports "$p" "$@")
+    n=$(printf '%s' "$lines" | grep -c . || true)
+    dup=$(printf '%s\n' "$lines" | grep . | sed 's/\].*/]/' | sort | uniq -d | tr '\n' ' ')
+    local using=${DEFAULT[$p]}
+    [ "$p" = nodes ] && using="(Open MPI's view)"
+    while IFS= read -r line; do
+        [ -z "$line" ] && continue
+        [[ $line == *"invalid value '$eff' for MCA parameter coll_adapt2_$p ("*"); using $using" ]] || bad=$line
+    done <<<"$lines"
+    WHY=""
+    case $(verdict "$p" "$eff") in
+    valid)
+        OUTCOME=accepted
+        [ "$n" -gt 0 ] && WHY="coll_adapt2_$p='$v' (adapt2 got '$eff', a valid value) was reported as invalid: $(echo "$lines" | head -1)" ;;
+    invalid)
+        OUTCOME=rejected
+        [ "$n" -eq 0 ] && OUTCOME=SILENT && WHY="coll_adapt2_$p='$v' (adapt2 got '$eff', invalid) was not reported" ;;
+    either)
+        OUTCOME=$([ "$n" -gt 0 ] && echo rejected || echo "taken as the default") ;;
+    esac
+    if [ -z "$WHY" ] && [ -n "$dup" ]; then
+        OUTCOME="reported repeatedly"
+        WHY="coll_adapt2_$p='$v' was reported more than once by a process (${dup% }): $(echo "$lines" | head -1)"
+    elif [ -z "$WHY" ] && [ -n "$bad" ]; then
+        OUTCOME="report malformed"
+        WHY="coll_adapt2_$p='$v': the report does not say \"invalid value '$eff' for MCA parameter coll_adapt2_$p (...); using $using\": $bad"
+    fi
+    [ -z "$WHY" ]
+}
+
+declare -A ROW # p -> what happened with each value, for the table at the end
+record() { ROW[$1]+="  '$2': $3;"; }
+
+# run_shared WHERE V P...: the parameters given all set to V, in the context
+# WHERE: a bcast_check run (flat context only: the multi-level parameters are
+# read by every collective, reduce_check's reduce and allreduce suffice) and
+# a reduce_check run; each parameter judged.
+run_shared() {
+    local where=$1 v=$2
+    shift 2
+    local params=("$@") env=() p
+    [ -n "${CONTEXT[$where]}" ] && env+=("${CONTEXT[$where]}")
+    run_no=$((run_no + 1))
+    local dir="$WORK/run$run_no"
+    mkdir -p "$dir"
+    [ "$where" = multilevel ] && env+=("OMPI_MCA_coll_adapt2_trace=$dir/trace")
+    for p in "${params[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=$v"); done
+    local rc1=0 rc2=0 job=""
+    : >"$dir/bcast"
+    if [ "$where" = flat ]; then # side by side: mostly start-up latency
+        launch "$dir/bcast" "${env[@]}" -- "${BCAST[@]}" &
+        job=$!
+    fi
+    launch "$dir/reduce" "${env[@]}" -- "${REDUCE[@]}" || rc2=$?
+    if [ -n "$job" ]; then wait $job || rc1=$?; fi
+    local what="$where: ${#params[@]} parameter(s) = '$v'"
+    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
+        if [ ${#params[@]} -gt 1 ]; then # find who: each alone
+            echo "     $what: exit $rc1 (bcast_check), $rc2 (reduce_check); running each parameter alone"
+            for p in "${params[@]}"; do run_shared "$where" "$v" "$p"; done
+            return
+        fi
+        failed=$((failed + 1))
+        p=${params[0]}
+        record "$p" "$v" "CRASH/ERROR (exit $rc1, $rc2)"
+        echo "FAIL coll_adapt2_$p='$v' ($where; adapt2 got '${EFF[$p]}'): bcast_check exit $rc1, reduce_check exit $rc2:"
+        tail -n 12 "$dir/bcast" "$dir/reduce" | sed 's/^/    /'
+        return
+    fi
+    local ok=0 retry=()
+    for p in "${params[@]}"; do
+        if judge "$p" "$v" "${EFF[$p]}" "$dir/bcast" "$dir/reduce" &&
+           { [ "${WHERE[$p]}" != traced ] || traced_written "$dir/trace" "$dir/bcast" "$dir/reduce"; }; then
+            ok=$((ok + 1))
+            record "$p" "$v" "$OUTCOME"
+        elif [ ${#params[@]} -gt 1 ]; then
+            retry+=("$p")
+            echo "     in the shared run: ${WHY:-$OUTCOME}; again alone"
+        else
+            failed=$((failed + 1))
+            record "$p" "$v" "$OUTCOME"
+            echo "FAIL ${WHY:-$OUTCOME}"
+            grep -hE "coll:adapt2|FAIL" "$dir/bcast" "$dir/reduce" | head -5 | sed 's/^/    /'
+        fi
+    done
+    passed=$((passed + ok))
+    if [ ${#params[@]} -gt 1 ]; then
+        echo "ok   $what: $ok judged right${retry[*]:+, again alone: ${retry[*]}}"
+    fi
+    for p in "${retry[@]}"; do run_shared "$where" "$v" "$p"; done
+}
+
+# traced_written PREFIX OUT...: every rank wrote PREFIX.<rank>.csv, or a
+# message names coll_adapt2_trace_max_events or says the trace was not
+# written. Sets OUTCOME and WHY when not.
+traced_written() {
+    local prefix=$1 r
+    shift
+    grep -qE "coll_adapt2_trace_max_events|could not (write the )?trace" "$@" && return 0
+    for ((r = 0; r < NP; ++r)); do
+        if [ ! -s "$prefix.$r.csv" ]; then
+            OUTCOME="SILENT: no trace written"
+            WHY="coll_adapt2_trace_max_events='$v' (adapt2 got '${EFF[trace_max_events]}'): coll_adapt2_trace was set, but rank $r wrote no trace and nothing said why"
+            return 1
+        fi
+    done
+}
+
+# ----------------------------------------------------------------- shared runs
+declare -A SHARED # context -> the parameters run together there
+for p in "${PARAMS[@]}"; do
+    [ -z "${ACCEPTS[$p]+set}" ] || [ "${ACCEPTS[$p]}" = own ] && continue
+    where=${WHERE[$p]}
+    [ "$where" = traced ] && where=multilevel
+    SHARED[$where]+="$p "
+done
+declare -A COERCED # "v:value" -> what adapt2 got instead, per parameter
+for v in "${BAD[@]}"; do
+    effective "$v"
+    for p in "${PARAMS[@]}"; do
+        [ "${EFF[$p]}" != "$v" ] && COERCED["v:$v"]+="'${EFF[$p]}' "
+    done
+    for where in flat multilevel separate; do
+        [ -n "${SHARED[$where]}" ] || continue
+        read -ra members <<<"${SHARED[$where]}"
+        run_shared "$where" "$v" "${members[@]}"
+    done
+done
+
+# Every parameter invalid at once (all but the own ones, at -5): each still
+# reported once per process (adapt2 remembers what it reported in a table).
+effective -5
+env=("OMPI_MCA_coll_adapt2_nodes=block:1" "OMPI_MCA_coll_adapt2_trace=$WORK/all")
+all=()
+for p in "${PARAMS[@]}"; do
+    [ -n "${ACCEPTS[$p]+set}" ] && [ "${ACCEPTS[$p]}" != own ] && [ "$(verdict "$p" -5)" = invalid ] && all+=("$p")
+done
+for p in "${all[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=-5"); done
+rc=0
+launch "$WORK/all.out" "${env[@]}" -- "$BIN/reduce_check" --coll allreduce,reduce --ops sum --types int --counts 1,1500 --iters 20 || rc=$?
+launch "$WORK/all2.out" "${env[@]}" -- "$BIN/bcast_check" -t int -s 1,5000 --iters 20 || rc=$?
+missing=()
+for p in "${all[@]}"; do judge "$p" -5 -5 "$WORK/all.out" "$WORK/all2.out" || missing+=("$WHY"); done
+if [ $rc -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "ok   all ${#all[@]} parameters invalid at once: each reported once per process"
+else
+    failed=$((failed + 1))
+    echo "FAIL all ${#all[@]} parameters invalid at once (exit $rc):"
+    printf '    %s\n' "${missing[@]}" | head -10
+fi
+
+# Invalid values set at run time through MPI_T (bcast_check sets the segment
+# size, the windows and the algorithm that way between its calls): reported
+# by every process, and the broadcasts still right.
+rc=0
+launch "$WORK/mpit.out" -- "$BIN/bcast_check" -t int,vector -s 1,5000 --segsizes 1000,-5,2000 --windows 0:65,3:3 \
+    -a binomial,bogus || rc=$?
+missing=()
+for pv in "bcast_segment_size -5 1048576" "recv_window 0 4" "send_window 65 2" "bcast_algorithm bogus auto"; do
+    read -r p v d <<<"$pv"
+    n=$(grep -cF "invalid value '$v' for MCA parameter coll_adapt2_$p (" "$WORK/mpit.out" || true)
+    np=$(grep -F "invalid value '$v' for MCA parameter coll_adapt2_$p (" "$WORK/mpit.out" | grep -F "; using $d" |
+         sed 's/\].*//' | sort -u | wc -l)
+    [ "$np" -eq $NP ] || missing+=("coll_adapt2_$p='$v' reported by $np of $NP processes ($n lines)")
+done
+if [ $rc -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "ok   invalid values set through MPI_T at run time are reported, the broadcasts right"
+else
+    failed=$((failed + 1))
+    echo "FAIL invalid values set through MPI_T (exit $rc):"
+    printf '    %s\n' "${missing[@]}"
+    tail -n 5 "$WORK/mpit.out" | sed 's/^/    /'
+fi
+
+# ----------------------------------------------------------------- own cases
+# own_case P V EXPECT CHECK...: one bcast_check run with P=V; EXPECT: ok
+# (exit 0) or abort (the job ends non-zero before the timeout, saying a
+# collective failed). The reports are judged as for the others.
+declare -A OWN_DONE # "p|received value" -> the value given first, and whether it passed
+own_case() {
+    local p=$1 v=$2 expect=$3 eff=${EFF[$1]-$2}
+    shift 3
+    local seen=${OWN_DONE["$p|$eff"]-}
+    if [ -n "$seen" ]; then # adapt2 receives the same value: one run is enough
+        record "$p" "$v" "as '${seen% *}'"
+        return "${seen##* }"
+    fi
+    run_no=$((run_no + 1))
+    local out="$WORK/own$run_no" rc=0 why=""
+    launch "$out" "OMPI_MCA_coll_adapt2_$p=$v" "$@" -- "${BCAST_OWN[@]}" || rc=$?
+    if [ "$expect" = ok ] && [ $rc -ne 0 ]; then
+        why="exit $rc"
+        OUTCOME="CRASH/ERROR (exit $rc)"
+    elif [ "$expect" = abort ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ] ||
+                                    ! grep -q "coll:adapt2: a collective on .* failed" "$out"; }; then
+        why="expected the job to abort with adapt2's failure report, got exit $rc"
+        OUTCOME="no abort (exit $rc)"
+    elif ! judge "$p" "$v" "$eff" "$out"; then
+        why=$WHY
+    else
+        why=""
+        [ "$expect" = abort ] && OUTCOME="aborts the job, as documented"
+    fi
+    record "$p" "$v" "$OUTCOME"
+    OWN_DONE["$p|$eff"]="$v $([ -z "$why" ] && echo 0 || echo 1)"
+    if [ -z "$why" ]; then
+        passed=$((passed + 1))
+        return 0
+    fi
+    failed=$((failed + 1))
+    echo "FAIL coll_adapt2_$p='$v' (adapt2 got '$eff'): $why"
+    tail -n 8 "$out" | sed 's/^/    /'
+    return 1
+}
+BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000)
+
+# priority: any value is valid (0 or less, or below tuned's 30: adapt2 is not
+# selected); the broadcasts are still checked.
+if [ "${ACCEPTS[priority]}" = own ]; then
+    ACCEPTS[priority]=any
+    BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000 --expect none)
+    n=0
+    for v in "${BAD[@]}"; do effective "$v"; own_case priority "$v" ok && n=$((n + 1)); done
+    echo "ok   priority: $n of ${#BAD[@]} values right"
+    BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000)
+fi
+
+# inject_send_failure: 0 never; N > 0: the Nth send fails and the job aborts
+# (its purpose); a negative count is invalid.
+if [ "${ACCEPTS[inject_send_failure]}" = own ]; then
+    ACCEPTS[inject_send_failure]=0:max
+    BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000 --iters 10) # 20 sends and more per rank
+    n=0
+    for v in "${BAD[@]}"; do
+        effective "$v"
+        e=${EFF[inject_send_failure]}
+        if [[ $e =~ ^[0-9]+$ ]] && [ "$e" -gt 0 ]; then expect=abort; else expect=ok; fi
+        own_case inject_send_failure "$v" $expect && n=$((n + 1))
+    done
+    echo "ok   inject_send_failure: $n of ${#BAD[@]} values right"
+    BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000)
+fi
+
+# trace: a file prefix; every rank writes <prefix>.<rank>.csv at MPI_Finalize
+# (empty: no trace). A prefix that cannot be written must be reported, naming
+# the parameter, and the job still succeeds.
+if [ "${ACCEPTS[trace]}" = own ]; then
+    ACCEPTS[trace]=any
+    n=0
+    long=$(printf 'x%.0s' {1..300})
+    for v in "${BAD[@]}" "$WORK/no/such/dir/t" "$long"; do
+        run_no=$((run_no + 1))
+        mkdir -p "$WORK/t$run_no"
+        (cd "$WORK/t$run_no" && launch "$WORK/t$run_no.out" "OMPI_MCA_coll_adapt2_trace=$v" -- "${BCAST_OWN[@]}")
+        rc=$?
+        files=$(cd "$WORK/t$run_no" && ls)
+        short=${v:0:40}$([ ${#v} -gt 40 ] && echo "... (${#v} characters)")
+        if [ $rc -ne 0 ]; then
+            why="exit $rc"
+        elif [ -z "$v" ] && [ -n "$files" ]; then
+            why="an empty prefix wrote files: $files"
+        elif [ -n "$v" ] && [ "$v" = "${v#/}" ] && [ ${#v} -lt 250 ] &&
+             { [ ! -s "$WORK/t$run_no/$v.0.csv" ] || [ ! -s "$WORK/t$run_no/$v.1.csv" ]; }; then
+            why="no $v.<rank>.csv written (found: ${files:-nothing})"
+        elif [ -n "$v" ] && { [ "$v" != "${v#/}" ] || [ ${#v} -ge 250 ]; } &&
+             ! grep -q "coll_adapt2_trace" "$WORK/t$run_no.out"; then
+            why="the trace cannot be written there, and no message names coll_adapt2_trace: $(grep -i trace "$WORK/t$run_no.out" | head -1)"
+        else
+            why=""
+        fi
+        if [ -z "$why" ]; then
+            passed=$((passed + 1)); n=$((n + 1))
+            record trace "$short" "$([ -z "$v" ] && echo 'no trace' || echo 'written')"
+        else
+            failed=$((failed + 1))
+            record trace "$short" "FAIL"
+            echo "FAIL coll_adapt2_trace='$short': $why"
+            tail -n 5 "$WORK/t$run_no.out" | sed 's/^/    /'
+        fi
+    done
+    echo "ok   trace: $n values right"
+fi
+
+# nodes: block:N, cyclic:N (N >= 1) or list:A,B,... (a node number >= 0 per
+# world rank); anything else is reported, and Open MPI's view is used.
+if [ "${ACCEPTS[nodes]}" = own ]; then
+    n=0
+    # value and verdict ("either": a huge N puts every rank on one node, or is reported)
+    NODE_VALUES=(
+        "-5 invalid" "0 invalid" "99999999999999999999 invalid" "$LONG_MAX invalid" "abc invalid"
+        "12x invalid" "1,,2 invalid" " valid" "cyclic:2 valid" "list:0,1 valid"
+        "block:0 invalid" "block:-3 invalid" "cyclic:0 invalid" "block:1x invalid" "list: invalid"
+        "list:0 invalid" "list:0,,1 invalid" "list:0,1x invalid" "list:0,1,junk invalid"
+        "list:0,99999999999999999999 invalid" "list:0,4294967296 invalid"
+        "block:99999999999999999999 either")
+    for entry in "${NODE_VALUES[@]}"; do
+        v=${entry% *}
+        ACCEPTS[nodes]=fixed:${entry##* }
+        EFF[nodes]=$v # a string: Open MPI passes it as it is
+        own_case nodes "$v" ok && n=$((n + 1))
+    done
+    echo "ok   nodes: $n of ${#NODE_VALUES[@]} values right"
+fi
+
+# ----------------------------------------------------------------- the table
+echo
+echo "What Open MPI passed to adapt2 where it differs from the value given (how many parameters):"
+for v in "${BAD[@]}"; do
+    [ -n "${COERCED[v:$v]}" ] || continue
+    printf "  %-22s %s\n" "'$v':" "$(echo "${COERCED[v:$v]}" | tr ' ' '\n' | grep . | sort | uniq -c |
+                                    awk '{printf "%s%s x%d", sep, $2, $1; sep=", "}')"
+done
+echo "What adapt2 did with each value (as given; see above for what it received):"
+for p in "${PARAMS[@]}"; do echo "  $p:${ROW[$p]}"; done
+finish
