@@ -80,54 +80,56 @@ typedef struct layout {
     size_t short_at[2][3], char_at[2][5]; /* byte offsets inside the item */
 } layout_t;
 
-static layout_t make_layout(int r)
+/* One signature element per item: 3 shorts from byte `shorts`, 5 chars from
+ * byte `chars` (the struct keeps the signature order whatever the memory
+ * order), items `extent` bytes apart. */
+static layout_t one_element(size_t shorts, size_t chars, size_t extent)
 {
     layout_t l = {0};
     MPI_Datatype t;
-    switch (r % 3) {
-    case 0: { /* packed, then padded to 16 bytes */
-        int lens[2] = {3, 5};
-        MPI_Aint disps[2] = {0, 6};
-        MPI_Datatype types[2] = {MPI_SHORT, MPI_CHAR};
-        MPI_Type_create_struct(2, lens, disps, types, &t);
-        MPI_Type_create_resized(t, 0, 16, &l.type);
-        MPI_Type_free(&t);
-        l.per_type = 1;
-        l.extent = 16;
-        for (int i = 0; i < 3; ++i) l.short_at[0][i] = 2 * i;
-        for (int i = 0; i < 5; ++i) l.char_at[0][i] = 6 + i;
-        break;
-    }
-    case 1: { /* chars first in memory, shorts after a gap (signature order kept by the struct) */
-        int lens[2] = {3, 5};
-        MPI_Aint disps[2] = {12, 1};
-        MPI_Datatype types[2] = {MPI_SHORT, MPI_CHAR};
-        MPI_Type_create_struct(2, lens, disps, types, &t);
-        MPI_Type_create_resized(t, 0, 20, &l.type);
-        MPI_Type_free(&t);
-        l.per_type = 1;
-        l.extent = 20;
-        for (int i = 0; i < 3; ++i) l.short_at[0][i] = 12 + 2 * i;
-        for (int i = 0; i < 5; ++i) l.char_at[0][i] = 1 + i;
-        break;
-    }
-    default: { /* two signature elements per item, each with holes */
-        int lens[4] = {3, 5, 3, 5};
-        MPI_Aint disps[4] = {0, 8, 16, 24};
-        MPI_Datatype types[4] = {MPI_SHORT, MPI_CHAR, MPI_SHORT, MPI_CHAR};
-        MPI_Type_create_struct(4, lens, disps, types, &t);
-        MPI_Type_create_resized(t, 0, 32, &l.type);
-        MPI_Type_free(&t);
-        l.per_type = 2;
-        l.extent = 32;
-        for (int e = 0; e < 2; ++e) {
-            for (int i = 0; i < 3; ++i) l.short_at[e][i] = 16 * e + 2 * i;
-            for (int i = 0; i < 5; ++i) l.char_at[e][i] = 16 * e + 8 + i;
-        }
-    }
-    }
+    int lens[2] = {3, 5};
+    MPI_Aint disps[2] = {(MPI_Aint) shorts, (MPI_Aint) chars};
+    MPI_Datatype types[2] = {MPI_SHORT, MPI_CHAR};
+    MPI_Type_create_struct(2, lens, disps, types, &t);
+    MPI_Type_create_resized(t, 0, (MPI_Aint) extent, &l.type);
+    MPI_Type_free(&t);
     MPI_Type_commit(&l.type);
+    l.per_type = 1;
+    l.extent = extent;
+    for (int i = 0; i < 3; ++i) l.short_at[0][i] = shorts + 2 * i;
+    for (int i = 0; i < 5; ++i) l.char_at[0][i] = chars + i;
     return l;
+}
+
+/* Two signature elements per item, each with holes. */
+static layout_t two_elements(void)
+{
+    layout_t l = {0};
+    MPI_Datatype t;
+    int lens[4] = {3, 5, 3, 5};
+    MPI_Aint disps[4] = {0, 8, 16, 24};
+    MPI_Datatype types[4] = {MPI_SHORT, MPI_CHAR, MPI_SHORT, MPI_CHAR};
+    MPI_Type_create_struct(4, lens, disps, types, &t);
+    MPI_Type_create_resized(t, 0, 32, &l.type);
+    MPI_Type_free(&t);
+    MPI_Type_commit(&l.type);
+    l.per_type = 2;
+    l.extent = 32;
+    for (int e = 0; e < 2; ++e) {
+        for (int i = 0; i < 3; ++i) l.short_at[e][i] = 16 * e + 2 * i;
+        for (int i = 0; i < 5; ++i) l.char_at[e][i] = 16 * e + 8 + i;
+    }
+    return l;
+}
+
+/* Each rank lays the signature out its own way. */
+static layout_t make_layout(int r)
+{
+    switch (r % 3) {
+    case 0: return one_element(0, 6, 16);  /* packed, then padded */
+    case 1: return one_element(12, 1, 20); /* chars first in memory, shorts after a gap */
+    default: return two_elements();
+    }
 }
 
 static short short_value(long e, int i, int root) { return (short) (e * 7 + i * 1000 + root); }
