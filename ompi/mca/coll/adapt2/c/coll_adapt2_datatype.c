@@ -71,16 +71,23 @@ static size_t move_whole(opal_convertor_t *conv, const void *flat, size_t len, b
     return max_data;
 }
 
-/* Reads the whole elements around stream byte `start` (the start of a cut
- * element) from the user's buffer into `bounce`; returns the bytes read. */
+/* Reads the whole elements from stream byte `start` (the start of a cut
+ * element) in the user's buffer into `bounce`; returns the bytes read. A
+ * fresh convertor each time: Open MPI 4.1's send convertor crashed when moved
+ * forward again after packing (a resized type with a negative lower bound in
+ * an indexed_block, found by the fuzzer). */
 static size_t read_elements(mca_coll_adapt2_user_buffer_t *b, size_t start, char *bounce)
 {
-    size_t into;
-    opal_convertor_t *conv = pack_convertor(b);
-    if (OMPI_SUCCESS != seek(conv, start, &into) || 0 != into) {
-        return 0;
+    size_t into, got = 0;
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &b->dtype->super, b->count,
+                                             b->buf, 0, &conv);
+    if (OMPI_SUCCESS == seek(&conv, start, &into) && 0 == into) {
+        got = move_whole(&conv, bounce, ADAPT2_BOUNCE_BYTES, true);
     }
-    return move_whole(conv, bounce, ADAPT2_BOUNCE_BYTES, true);
+    OBJ_DESTRUCT(&conv);
+    return got;
 }
 
 /* Packs (or unpacks) bytes [offset, offset+len) of the stream to (from)
