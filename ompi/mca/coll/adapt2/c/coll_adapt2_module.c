@@ -28,7 +28,8 @@ static void write_trace(void)
     const char *prefix = mca_coll_adapt2_component.trace_prefix;
     int err = prefix[0] ? mca_coll_adapt2_engine_trace_write(prefix) : 0;
     if (err) {
-        opal_output(0, "coll:adapt2: could not write the trace to %s.*.csv: %s", prefix, strerror(err));
+        opal_output(0, "coll:adapt2: could not write the trace to %s.*.csv (MCA parameter coll_adapt2_trace): %s",
+                    prefix, strerror(err));
     }
 }
 

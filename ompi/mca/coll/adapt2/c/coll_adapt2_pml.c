@@ -11,6 +11,7 @@
  * request (a recycled UCX request keeps a stale link), so with ucx adapt2
  * keeps isend/irecv + set_callback and says so in the verbose output.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "coll_adapt2.h"
@@ -66,7 +67,8 @@ static int arm(ompi_request_t *req, void *op)
 static bool inject_failure(void)
 {
     static volatile int32_t sends;
-    int n = mca_coll_adapt2_component.inject_send_failure;
+    int n = mca_coll_adapt2_checked_int("inject_send_failure", mca_coll_adapt2_component.inject_send_failure,
+                                        0, INT_MAX, 0);
     return n > 0 && opal_atomic_add_fetch_32(&sends, 1) == n;
 }
 
