@@ -9,7 +9,7 @@
 # Each run stops after ADAPT2_FUZZ_CASES cases (default 400) or
 # ADAPT2_FUZZ_SECONDS seconds (default 16; 0: no limit), whichever comes
 # first; the whole script takes 2-4 minutes on 2 cores. A long mode, e.g.
-#   ADAPT2_FUZZ_CASES=5000 ADAPT2_FUZZ_SECONDS=0 ADAPT2_TEST_TIMEOUT=3600 make check TESTS=test/mpi/fuzz.sh
+#   ADAPT2_FUZZ_CASES=5000 ADAPT2_FUZZ_SECONDS=0 ADAPT2_TEST_TIMEOUT=3600 make check-fuzz
 # A failure prints the case and the command that reruns it alone:
 #   mpirun -np P <the same flags> fuzz --seed S --case K [--max-count N --max-bytes B ...]
 # and `fuzz --seed S --cases N` reruns a whole run (--keep-going: past mismatches).
