@@ -60,7 +60,7 @@ recv_window                     1:64
 send_window                     1:64
 pool_max_bytes                  0:max
 trace                           own
-trace_max_events                1:max                  traced
+trace_max_events                1:67108864             traced
 detach_max_message              0:max
 detach_max_bytes                0:max
 detach_grace_us                 0:max
@@ -98,7 +98,11 @@ inject_send_failure             own
 # ----------------------------------------------------------------- the list
 declare -A ACCEPTS WHERE DEFAULT TYPE EFF
 PARAMS=()
-list=$(env -u OMPI_MCA_coll_adapt2_priority "$OMPI_INFO" --param coll adapt2 --level 9 --parsable 2>&1)
+for try in 1 2 3 4 5 6 7 8 9 10; do # nothing while the component is being rebuilt: retry
+    list=$(env -u OMPI_MCA_coll_adapt2_priority "$OMPI_INFO" --param coll adapt2 --level 9 --parsable 2>&1)
+    echo "$list" | grep -q '^mca:coll:adapt2:param:' && break
+    sleep 3
+done
 while IFS=: read -r _ _ _ _ name field value; do
     p=${name#coll_adapt2_}
     case $field in
@@ -133,15 +137,20 @@ done
 # values dropped), into EFF.
 declare -A EFF_CACHE # "value|p" -> what p receives
 effective() {
-    local v=$1 env=() p
+    local v=$1 env=() p try
     EFF=()
-    if [ -z "${EFF_CACHE["$v|"]+set}" ]; then
-        for p in "${PARAMS[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=$v"); done
+    for p in "${PARAMS[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=$v"); done
+    # ompi_info lists nothing while the component is being rebuilt: retry
+    for ((try = 0; try < 10 && ! ${EFF_CACHE["$v|"]-0}; ++try)); do
+        [ $try -gt 0 ] && sleep 3
         while IFS=: read -r _ _ _ _ name field value; do
-            [ "$field" = value ] && EFF_CACHE["$v|${name#coll_adapt2_}"]=$value
+            [ "$field" = value ] && EFF_CACHE["$v|${name#coll_adapt2_}"]=$value && EFF_CACHE["$v|"]=1
         done < <(env "${env[@]}" "$OMPI_INFO" --param coll adapt2 --level 9 --parsable 2>/dev/null |
                  grep '^mca:coll:adapt2:param:coll_adapt2_')
-        EFF_CACHE["$v|"]=1
+    done
+    if [ "${EFF_CACHE["$v|"]-0}" != 1 ]; then
+        echo "FAIL ompi_info lists no adapt2 parameter with every one set to '$v'"
+        exit 1
     fi
     for p in "${PARAMS[@]}"; do EFF[$p]=${EFF_CACHE["$v|$p"]-}; done
 }
@@ -227,7 +236,7 @@ judge() {
         OUTCOME=rejected
         [ "$n" -eq 0 ] && OUTCOME=SILENT && WHY="coll_adapt2_$p='$v' (adapt2 got '$eff', invalid) was not reported" ;;
     either)
-        OUTCOME=$([ "$n" -gt 0 ] && echo rejected || echo "taken as the default") ;;
+        OUTCOME=$([ "$n" -gt 0 ] && echo rejected || echo "not reported") ;;
     esac
     if [ -z "$WHY" ] && [ -n "$dup" ]; then
         OUTCOME="reported repeatedly"
@@ -240,7 +249,12 @@ judge() {
 }
 
 declare -A ROW # p -> what happened with each value, for the table at the end
-record() { ROW[$1]+="  '$2': $3;"; }
+# record P V OUTCOME: with what adapt2 received, where Open MPI changed it
+record() {
+    local got=""
+    [ -n "${EFF[$1]+set}" ] && [ "${EFF[$1]}" != "$2" ] && got=" (got '${EFF[$1]}')"
+    ROW[$1]+="  '$2'$got: $3;"
+}
 
 # run_shared WHERE V P...: the parameters given all set to V, in the context
 # WHERE: a bcast_check run (flat context only: the multi-level parameters are
@@ -468,6 +482,7 @@ if [ "${ACCEPTS[trace]}" = own ]; then
         rc=$?
         files=$(cd "$WORK/t$run_no" && ls)
         short=${v:0:40}$([ ${#v} -gt 40 ] && echo "... (${#v} characters)")
+        EFF[trace]=$short # a string: Open MPI passes it as it is
         if [ $rc -ne 0 ]; then
             why="exit $rc"
         elif [ -z "$v" ] && [ -n "$files" ]; then
@@ -483,7 +498,10 @@ if [ "${ACCEPTS[trace]}" = own ]; then
         fi
         if [ -z "$why" ]; then
             passed=$((passed + 1)); n=$((n + 1))
-            record trace "$short" "$([ -z "$v" ] && echo 'no trace' || echo 'written')"
+            if [ -z "$v" ]; then outcome="no trace"
+            elif [ "$v" != "${v#/}" ] || [ ${#v} -ge 250 ]; then outcome="cannot be written: reported"
+            else outcome=written; fi
+            record trace "$short" "$outcome"
         else
             failed=$((failed + 1))
             record trace "$short" "FAIL"
@@ -523,6 +541,6 @@ for v in "${BAD[@]}"; do
     printf "  %-22s %s\n" "'$v':" "$(echo "${COERCED[v:$v]}" | tr ' ' '\n' | grep . | sort | uniq -c |
                                     awk '{printf "%s%s x%d", sep, $2, $1; sep=", "}')"
 done
-echo "What adapt2 did with each value (as given; see above for what it received):"
+echo "What adapt2 did with each value (as given, and what adapt2 got where Open MPI changed it):"
 for p in "${PARAMS[@]}"; do echo "  $p:${ROW[$p]}"; done
 finish

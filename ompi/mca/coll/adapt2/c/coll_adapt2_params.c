@@ -50,7 +50,9 @@ int mca_coll_adapt2_register_string(const char *name, const char *help, const ch
 
 /* Remembers the last invalid value reported per parameter name, so a bad
  * value is reported once rather than at every call. */
-#define ADAPT2_MAX_REPORTED 32
+/* More than adapt2 has parameters, so each is reported once even when all
+ * are invalid at once. */
+#define ADAPT2_MAX_REPORTED 128
 static struct {
     const char *name;
     char value[64];

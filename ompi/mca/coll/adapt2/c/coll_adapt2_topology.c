@@ -12,6 +12,7 @@
  * be needed). Ranks on other nodes get domain 0: a rank's parent and
  * children never depend on the inside of other nodes.
  */
+#include <errno.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,7 @@ static bool declared_node(const char *spec, int world_rank, int *node)
     if (0 == strncmp(spec, "block:", 6) || 0 == strncmp(spec, "cyclic:", 7)) {
         bool block = 'b' == spec[0];
         n = strtol(spec + (block ? 6 : 7), &end, 10);
-        if (n < 1 || *end != '\0') {
+        if (n < 1 || n > INT_MAX || *end != '\0') {
             return false;
         }
         *node = block ? (int) (world_rank / n) : (int) (world_rank % n);
@@ -99,18 +100,22 @@ static bool declared_node(const char *spec, int world_rank, int *node)
     if (0 != strncmp(spec, "list:", 5)) {
         return false;
     }
+    /* Every entry is checked, not only those up to this rank's: all ranks
+     * must accept or reject the same list. */
     const char *p = spec + 5;
+    bool found = false;
     for (int i = 0;; ++i) {
+        errno = 0;
         n = strtol(p, &end, 10);
-        if (end == p || n < 0) {
+        if (end == p || n < 0 || n > INT_MAX || ERANGE == errno || (*end != ',' && *end != '\0')) {
             return false;
         }
         if (i == world_rank) {
             *node = (int) n;
-            return true;
+            found = true;
         }
-        if (*end != ',') {
-            return false; /* the list is shorter than the world */
+        if (*end == '\0') {
+            return found; /* false: the list is shorter than the world */
         }
         p = end + 1;
     }
