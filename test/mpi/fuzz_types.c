@@ -624,20 +624,26 @@ static dtype_t *gen(rng_t *r, const unitsig_t *u, int m, int depth, int maxd)
     return gen_copies(r, u, a, m / a, depth, maxd);
 }
 
-dtype_t *dtype_generate(rng_t *r, const unitsig_t *unit, int m, int max_depth)
+/* A finished type for the caller: committed (unless predefined), its size
+ * and extent in its description, kept in the registry. */
+static dtype_t *publish(dtype_t *t)
 {
-    if (m * unit->n > MAP_MAX) fail("fuzz: %d units of %d types exceed the map", m, unit->n);
-    dtype_t *t = gen(r, unit, m, 0, max_depth);
-    if (t->m != m) fail("fuzz: generator made %d units instead of %d: %s", t->m, m, t->desc);
-    if (t->type != MPI_DATATYPE_NULL && t->handle != t->type) fail("fuzz: handle changed");
-    int predefined = is_predefined(t);
-    if (!predefined) MPI_Type_commit(&t->type);
+    if (!is_predefined(t)) MPI_Type_commit(&t->type);
     t->handle = t->type;
     size_t at = strlen(t->desc);
     append(t->desc, sizeof t->desc, &at, " [extent %ld, size %ld%s]", t->extent, t->size,
            t->contiguous ? ", dense" : "");
     registry_add(t);
     return t;
+}
+
+dtype_t *dtype_generate(rng_t *r, const unitsig_t *unit, int m, int max_depth)
+{
+    if (m * unit->n > MAP_MAX) fail("fuzz: %d units of %d types exceed the map", m, unit->n);
+    dtype_t *t = gen(r, unit, m, 0, max_depth);
+    if (t->m != m) fail("fuzz: generator made %d units instead of %d: %s", t->m, m, t->desc);
+    if (t->type != MPI_DATATYPE_NULL && t->handle != t->type) fail("fuzz: handle changed");
+    return publish(t);
 }
 
 dtype_t *dtype_plain_vector(const unitsig_t *unit, int m, int stride)
@@ -653,13 +659,7 @@ dtype_t *dtype_plain_vector(const unitsig_t *unit, int m, int stride)
     finish(t, nt, copies, n);
     t->m = m;
     dtype_free(elem);
-    MPI_Type_commit(&t->type);
-    t->handle = t->type;
-    size_t at = strlen(t->desc);
-    append(t->desc, sizeof t->desc, &at, " [extent %ld, size %ld%s]", t->extent, t->size,
-           t->contiguous ? ", dense" : "");
-    registry_add(t);
-    return t;
+    return publish(t);
 }
 
 /* ---- buffers ---- */
