@@ -53,9 +53,9 @@ void Schedule::reserve_ops() {
 // bug in that count, and fails the call instead of overrunning memory.
 Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size_t bytes) {
     if (free_ops_.empty()) {
-        fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "internal error: flow %d needs more than the %zu operations "
-             "it reserved (max_ops() under-counts), at a %s of segment %d", flow, ops_.size(),
-             op_name(kind), segment);
+        fail_call(ADAPT2_STATUS_INTERNAL_ERROR,
+                  "internal error: flow %d needs more than the %zu operations it reserved (max_ops() "
+                  "under-counts), at a %s of segment %d", flow, ops_.size(), op_name(kind), segment);
         return nullptr;
     }
     Op *op = free_ops_.back();
@@ -78,8 +78,8 @@ int Schedule::post(Op *op, Post transport_call) {
     int rc = transport_call();
     if (rc != 0) {
         --in_flight_;
-        fail_call(rc, "posting a %s of %zu bytes (peer %d, segment %d) failed with error %d", op_name(op->kind),
-             op->bytes, op->peer, op->segment, rc);
+        fail_call(rc, "posting a %s of %zu bytes (peer %d, segment %d) failed with error %d",
+                  op_name(op->kind), op->bytes, op->peer, op->segment, rc);
         return_op(op);
     }
     return rc;
