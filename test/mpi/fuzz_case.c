@@ -305,6 +305,11 @@ static void gen_bcast(rng_t *r, const case_t *k, int i, call_t *c, const long *s
     }
 }
 
+static int pair_with_padding(int prim)
+{
+    return prim == P_DOUBLE_INT || prim == P_LONG_INT || prim == P_SHORT_INT;
+}
+
 static void gen_reduction(rng_t *r, call_t *c, const long *segs, long max_bytes)
 {
     static const int numeric[] = {P_SHORT, P_INT, P_UNSIGNED, P_LLONG, P_ULLONG, P_FLOAT, P_DOUBLE};
@@ -322,8 +327,7 @@ static void gen_reduction(rng_t *r, call_t *c, const long *segs, long max_bytes)
     /* Derived types of pairs with holes go to the previous component, which
      * in Open MPI 4.1 combines only the first pair of each element (wrong
      * whoever runs it): predefined pair types only for those. */
-    int hole_pair = c->prim == P_DOUBLE_INT || c->prim == P_LONG_INT || c->prim == P_SHORT_INT;
-    int derived = c->unit.n > 1 || (!hole_pair && rng_chance(r, 55));
+    int derived = c->unit.n > 1 || (!pair_with_padding(c->prim) && rng_chance(r, 55));
     int m = derived ? (int) rng_range(r, 1, MAP_MAX / c->unit.n < 8 ? MAP_MAX / c->unit.n : 8) : 1;
     c->t = dtype_generate(r, &c->unit, m, derived ? opt.depth : 0);
     c->count = choose_count(r, c->t->size, segs, 2, max_bytes);
@@ -356,11 +360,13 @@ static void user_op_layout(rng_t *r, call_t *c)
 }
 
 /* Whether adapt2 itself should run the call (for the counter check): it
- * hands user ops on non-contiguous data to the previous component. */
+ * hands user ops on non-contiguous data, and reductions of pair types with
+ * padding, to the previous component. */
 int adapt2_runs(const call_t *c)
 {
     if (c->c->size < 2) return 0;
-    if (c->coll == C_BCAST || !ops[c->op].user) return 1;
+    if (c->coll == C_BCAST) return 1;
+    if (!ops[c->op].user) return !pair_with_padding(c->prim);
     return c->t->contiguous || (c->count <= 1 && c->t->tub - c->t->tlb == c->t->size);
 }
 
@@ -424,6 +430,20 @@ static void make_fresh(rng_t *r, fresh_t *f)
     f->freed = 0;
 }
 
+/* Open MPI 4.1.4's libnbc crashes (np 4: a segfault in NBC_Progress) when a
+ * communicator is freed while its non-blocking collectives are pending, with
+ * adapt2 off too. adapt2 keeps its own calls alive, so cases still free early
+ * when adapt2 runs every non-blocking call; a communicator with one that
+ * adapt2 hands to the previous component is freed once its calls completed. */
+static void keep_handed_calls_alive(case_t *k)
+{
+    for (int i = 0; i < k->ncalls; ++i) {
+        const call_t *c = &k->calls[i];
+        if (c->fresh >= 0 && c->nonblocking && !adapt2_runs(c) && k->fresh[c->fresh].mode == FREE_WHILE_PENDING)
+            k->fresh[c->fresh].mode = FREE_WHEN_DONE;
+    }
+}
+
 void gen_case(case_t *k)
 {
     rng_t r = rng_make(opt.seed, (uint64_t) k->index, 0);
@@ -465,6 +485,7 @@ void gen_case(case_t *k)
         if (c->coll != C_BCAST && ops[c->op].user) user_op_layout(&r, c);
         c->release_type = c->nonblocking && rng_chance(&r, 15);
     }
+    keep_handed_calls_alive(k);
     int kept = 0;
     for (int i = 0; i < k->ncalls; ++i) {
         if (skip_calls & (1u << i)) dtype_free(k->calls[i].t);

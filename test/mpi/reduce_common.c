@@ -668,9 +668,10 @@ int rc_valid(const rc_op_t *op, const rc_layout_t *l)
 int rc_spec_fallback(const rc_op_t *op, const rc_layout_t *l, int count)
 {
     if (op->user && l->derived && !l->contiguous && !(l->tail_hole_only && count == 1)) return 1;
-    if (l->derived && l->base->cls == RC_CL_PAIR) {
-        /* adapt2 combines derived types of pairs itself when the pair has no
-         * holes (its packed bytes are its memory); pairs with holes fall back */
+    if (l->base->cls == RC_CL_PAIR) {
+        /* adapt2 combines pairs (and derived types of them) itself when the
+         * pair has no padding (its packed bytes are its memory); pairs with
+         * padding fall back, as adapt2 would write the receive buffer's padding */
         size_t packed = l->base->sig_len[0] + (l->base->nsig > 1 ? l->base->sig_len[1] : 0);
         return packed != l->base->size;
     }

@@ -88,8 +88,8 @@ int rc_valid(const rc_op_t *op, const rc_layout_t *l);
 /* The spec says adapt2 hands this call to the previous component: a
  * user-defined op on data that is not contiguous in memory (count elements
  * of a derived type with holes; a hole only at the end of the extent is no
- * hole for one element), or a derived type built from a MINLOC/MAXLOC pair
- * type. */
+ * hole for one element), or a MINLOC/MAXLOC pair type with padding
+ * (MPI_DOUBLE_INT, ...) or a derived type of one. */
 int rc_spec_fallback(const rc_op_t *op, const rc_layout_t *l, int count);
 
 /* Fills `count` elements of buf with this rank's contribution; holes get

@@ -126,6 +126,7 @@ typedef struct mca_coll_adapt2_request_t {
     mca_coll_adapt2_user_buffer_t bufs[2]; /* the call's user buffers (send, receive) */
     ompi_op_t *op;                   /* reductions: the op ... */
     ompi_datatype_t *unit_type;      /* ... and the datatype it combines (both retained) */
+    ptrdiff_t unit_true_lb;          /* where a unit's data starts from its MPI address */
     volatile int32_t state;          /* see coll_adapt2_request.c */
     int done_status, finished_status; /* the engine's reports, kept for deferral */
     volatile int32_t deferred;       /* ADAPT2_DEFER_* events waiting, see _progress.c */

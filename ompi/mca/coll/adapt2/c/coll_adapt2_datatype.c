@@ -34,21 +34,41 @@ static opal_convertor_t *unpack_convertor(mca_coll_adapt2_user_buffer_t *b)
 /* Larger than any predefined element (long double complex: 32 bytes). */
 #define ADAPT2_BOUNCE_BYTES 64
 
+/* Moves `conv` to stream byte `*p` from the beginning: Open MPI 4.1 cannot
+ * always move a convertor forward from a position it rounded down (the
+ * position walk divides by zero, found by the fuzzer), so a jump never starts
+ * from a previous jump. Whole datatype instances are skipped by one division,
+ * so this costs a walk through one instance at most. */
+static int rewind_and_set(opal_convertor_t *conv, size_t *p)
+{
+    size_t zero = 0;
+    if ((0 != conv->bConverted || 0 != conv->partial_length) &&
+        OPAL_SUCCESS != opal_convertor_set_position(conv, &zero)) {
+        return OMPI_ERROR;
+    }
+    return 0 == *p || OPAL_SUCCESS == opal_convertor_set_position(conv, p) ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
 /* Segment edges are byte offsets of the packed stream that every rank
  * computes alike, so an edge may cut a predefined element (the double of a
  * struct) in two. Open MPI's convertor moves whole elements only: it seeks to
  * the start of a cut element (4.1) or records how far into it the position
  * is (5.0). Either way, `*into` gets the bytes of the element before
- * `position` and the convertor is left at that element's start. */
+ * `position` and the convertor is left at that element's start. A convertor
+ * already at `position` (the previous segment ended there) is not moved. */
 static int seek(opal_convertor_t *conv, size_t position, size_t *into)
 {
+    *into = 0;
+    if (position == conv->bConverted && 0 == conv->partial_length) {
+        return OMPI_SUCCESS;
+    }
     size_t p = position;
-    if (OPAL_SUCCESS != opal_convertor_set_position(conv, &p) || p > position) {
+    if (OMPI_SUCCESS != rewind_and_set(conv, &p) || p > position) {
         return OMPI_ERROR;
     }
     if (p == position && 0 != conv->partial_length) {
         p = position - conv->partial_length;
-        if (OPAL_SUCCESS != opal_convertor_set_position(conv, &p) || 0 != conv->partial_length) {
+        if (OMPI_SUCCESS != rewind_and_set(conv, &p) || 0 != conv->partial_length) {
             return OMPI_ERROR;
         }
     }

@@ -47,26 +47,34 @@ int mca_coll_adapt2_reduce_register(void)
     return OMPI_SUCCESS;
 }
 
+/* The engine points at a unit's data; an op (a user function above all)
+ * takes the element's MPI address, true_lb bytes before its data. */
+static void *mpi_address(const mca_coll_adapt2_request_t *req, const void *data)
+{
+    return (char *) data - req->unit_true_lb;
+}
+
 static int combine(void *ctx, const void *in, void *inout, size_t units)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) ctx;
-    ompi_op_reduce(req->op, (void *) in, inout, units, req->unit_type);
+    ompi_op_reduce(req->op, mpi_address(req, in), mpi_address(req, inout), units, req->unit_type);
     return OMPI_SUCCESS;
 }
 
 static int combine3(void *ctx, const void *in1, const void *in2, void *out, size_t units)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) ctx;
-    ompi_3buff_op_reduce(req->op, (void *) in1, (void *) in2, out, units, req->unit_type);
+    ompi_3buff_op_reduce(req->op, mpi_address(req, in1), mpi_address(req, in2), mpi_address(req, out),
+                         units, req->unit_type);
     return OMPI_SUCCESS;
 }
 
 /* The element type the op combines, or NULL (and why) when adapt2 cannot
  * describe the data as an array of such elements. Predefined types (MINLOC/
- * MAXLOC pairs included) are used as they are in memory; a derived type
- * through the packed stream of its single predefined type, which must have no
- * holes; a user-defined op combines whole user elements, which must then be
- * contiguous. */
+ * MAXLOC pairs without padding included) are used as they are in memory; a
+ * derived type through the packed stream of its single predefined type; that
+ * type must have no padding. A user-defined op combines whole user elements,
+ * which must then be contiguous. */
 static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
                                      const char **why)
 {
@@ -77,10 +85,8 @@ static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int 
         }
         return dtype;
     }
-    if (ompi_datatype_is_predefined(dtype)) {
-        return dtype;
-    }
-    ompi_datatype_t *base = ompi_datatype_get_single_predefined_type_from_args(dtype);
+    ompi_datatype_t *base = ompi_datatype_is_predefined(dtype)
+                                ? dtype : ompi_datatype_get_single_predefined_type_from_args(dtype);
     size_t size;
     ptrdiff_t lb, extent;
     if (NULL == base) {
@@ -90,7 +96,10 @@ static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int 
     ompi_datatype_type_size(base, &size);
     ompi_datatype_get_extent(base, &lb, &extent);
     if ((ptrdiff_t) size != extent) {
-        *why = "derived datatype of a pair type with holes";
+        /* MPI_SHORT_INT & co.: combined in memory, adapt2 would write the
+         * padding of the receive buffer, which MPI leaves alone. */
+        *why = base == dtype ? "pair type with padding (MINLOC/MAXLOC of MPI_SHORT_INT, MPI_DOUBLE_INT, ...)"
+                             : "derived datatype of a pair type with padding";
         return NULL;
     }
     return base;
@@ -260,6 +269,8 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     OBJ_RETAIN(req->op);
     req->unit_type = unit;
     OBJ_RETAIN(req->unit_type);
+    ptrdiff_t true_extent;
+    ompi_datatype_get_true_extent(unit, &req->unit_true_lb, &true_extent);
     const bool in_place = MPI_IN_PLACE == call->sbuf;
     const bool has_result = call->all || ompi_comm_rank(call->comm) == call->root;
     adapt2_buffer_t own, result;

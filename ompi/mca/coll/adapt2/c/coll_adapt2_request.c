@@ -89,6 +89,7 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     memset(req->bufs, 0, sizeof req->bufs);
     req->op = NULL;
     req->unit_type = NULL;
+    req->unit_true_lb = 0;
     req->state = 0;
     req->deferred = 0;
     req->grace = NULL;

@@ -39,18 +39,26 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
     for (int g : group_) sends_total_ += messages(g);
     if (is_root()) next_recv_ = messages(in_group_);  // the root receives nothing
     if (is_root()) source_.assign(children_.size(), await_ ? undecided : copy_ ? copied : user);
-    if (!copy_ && !data_.contiguous() && nseg > 0) {
-        // Enough slots to keep both windows busy; the pool may grant fewer.
-        int want = std::min(nseg, (is_root() && !device() ? 1 : recv_window_) + send_window_);
-        staging_.assign(pool_.borrow(segments_.max_bytes(), want));
-    }
+    if (!copy_ && !data_.contiguous() && nseg > 0) borrow_staging();
 }
 
-// Segments per message on the edge to `rank` (level_groups() bounds them);
-// one through the staging ring, whose slots hold one segment each.
+// Segments per message on the edge to `rank` (level_groups() bounds them).
+// Both ends of an edge must agree, so only the plan decides: never this
+// rank's own layout, which may differ from its peer's.
 int BcastFlow::group_of(int rank, const BcastArgs &args) const {
-    if (!copy_ && !data_.contiguous()) return 1;
     return args.groups[tree_->edge_level(rank)];
+}
+
+// Staging slots in blocks that each hold the largest message of any edge here
+// (level_groups() makes every group divide the largest), enough to keep both
+// windows busy; the pool may grant fewer blocks, never fewer than one.
+void BcastFlow::borrow_staging() {
+    int block = in_group_;
+    for (int g : group_) block = std::max(block, g);
+    const int receiving = is_root() && !device() ? 1 : recv_window_ * in_group_;
+    const int want = std::min(segments_.count(), receiving + send_window_ * block);
+    const size_t slot = segments_.max_bytes();
+    staging_.assign(pool_.borrow(slot * static_cast<size_t>(block), (want + block - 1) / block), block, slot);
 }
 
 int BcastFlow::max_ops() const {
@@ -211,20 +219,22 @@ void BcastFlow::on_received(int message) {
         for (int s = first; s < end; ++s) copy_out(s);
         return;
     }
-    const int segment = first;  // staged messages hold one segment
     if (device()) {
-        // Children first: the copy to the device overlaps their transfers.
-        arrived_.mark_done(segment);
+        // Children first: the copies to the device overlap their transfers.
+        for (int s = first; s < end; ++s) arrived_.mark_done(s);
         post_receives();
         feed_all();
-        schedule_.post_copy(data_.at(segments_.offset(segment)), staging_.slot(segment),
-                            schedule_.take_op(id_, Op::kCopy, segment, 0, segments_.bytes(segment)));
+        for (int s = first; s < end; ++s) {
+            schedule_.post_copy(data_.at(segments_.offset(s)), staging_.slot(s),
+                                schedule_.take_op(id_, Op::kCopy, s, 0, segments_.bytes(s)));
+        }
         return;
     }
     if (staged()) {
-        int rc = data_.unpack(segments_.offset(segment), segments_.bytes(segment), staging_.slot(segment));
-        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from a staging buffer", segments_.offset(segment), segments_.bytes(segment));
-        staging_.release(segment);  // the unpack's hold
+        const size_t off = segments_.offset(first), len = segments_.span_bytes(first, end);
+        int rc = data_.unpack(off, len, staging_.slot(first));
+        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from a staging buffer", off, len);
+        for (int s = first; s < end; ++s) staging_.release(s);  // the unpack's holds
     }
     for (int s = first; s < end; ++s) arrived_.mark_done(s);  // any order; children are fed in order
     post_receives();
@@ -233,13 +243,13 @@ void BcastFlow::on_received(int message) {
 
 void BcastFlow::on_sent(int child, int message) {
     sent_[child].mark_done(message);
-    const int segment = message;  // staged messages hold one segment
     ++sends_done_;
     if (!staged()) {
         feed(child);
         return;
     }
-    staging_.release(segment);  // a freed slot may unblock anyone
+    const int g = group_[child];
+    for (int s = message * g; s < end_of(message, g); ++s) staging_.release(s);  // may unblock anyone
     copy_from_device();
     post_receives();
     feed_all();
@@ -253,8 +263,15 @@ void BcastFlow::post_receives() {
         if (copy_) {
             dst = copy_ + segments_.offset(s);
         } else if (staged()) {
-            if (!staging_.can_claim()) break;
+            const int n = end_of(m, in_group_) - s;
+            if (!staging_.can_claim(n)) break;
+            if (staging_.next() != s) {
+                schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "broadcast staging out of step: "
+                                    "receiving segment %d, next free slot for %d", s, staging_.next());
+                return;
+            }
             dst = staging_.claim(1 + children());  // unpack + one send per child
+            for (int k = 1; k < n; ++k) staging_.claim(1 + children());
         } else {
             dst = data_.at(segments_.offset(s));
         }
@@ -275,7 +292,7 @@ void BcastFlow::feed(int child) {
            end_of(next_send_[child], g) <= arrived_.prefix() &&
            next_send_[child] < sent_[child].prefix() + send_window_) {
         const int m = next_send_[child];
-        const char *src = send_source(child, m * g);
+        const char *src = send_source(child, m, g);
         if (!src) break;
         ++next_send_[child];
         schedule_.post_send(src, children_[child], segment_tag(tag_, tags_, m),
@@ -283,17 +300,20 @@ void BcastFlow::feed(int child) {
     }
 }
 
-// Where segment s can be sent from, or null if it cannot be sent yet.
-const char *BcastFlow::send_source(int child, int s) {
+// Where message m of `group` segments can be sent from, or null if it cannot
+// be sent yet.
+const char *BcastFlow::send_source(int child, int m, int group) {
+    const int s = m * group;
     if (await_ && source_[child] == user) return data_.at(segments_.offset(s));
     if (copy_) return copy_ + segments_.offset(s);
     if (!staged()) return data_.at(segments_.offset(s));
-    if (!staging_.claimed(s)) {  // root: pack on first demand, in order
+    while (staging_.next() < end_of(m, group)) {  // root: pack on first demand, in order
+        const int n = staging_.next();
         if (!staging_.can_claim()) return nullptr;
         char *dst = staging_.claim(children());
-        int rc = data_.pack(segments_.offset(s), segments_.bytes(s), dst);
+        int rc = data_.pack(segments_.offset(n), segments_.bytes(n), dst);
         if (rc != 0) {
-            schedule_.fail_conversion(rc, "packing into a staging buffer", segments_.offset(s), segments_.bytes(s));
+            schedule_.fail_conversion(rc, "packing into a staging buffer", segments_.offset(n), segments_.bytes(n));
             return nullptr;
         }
     }
@@ -301,7 +321,7 @@ const char *BcastFlow::send_source(int child, int s) {
 }
 
 void BcastFlow::finish() {
-    if (staged()) pool_.give_back(segments_.max_bytes(), staging_.buffers());
+    if (staged()) pool_.give_back(staging_.block_bytes(), staging_.buffers());
     if (copy_) copy_pool_->give_back(segments_.total(), {copy_});
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));
     if (!schedule_.failed()) count(Counter::bytes_sent, static_cast<uint64_t>(children()) * segments_.total());

@@ -16,8 +16,7 @@
 // windows and tags count messages. A rank forwards whatever its children's
 // messages need as soon as those segments are all here: a node leader sends
 // the first segment of a large message inside its node as soon as the whole
-// message is in. Data that goes through the staging ring travels one segment
-// per message.
+// message is in. The staging ring holds whole messages (see StagingRing).
 //
 // The root normally has all its data; in an allreduce it is supplied segment
 // by segment as the reduction finishes them (supply()).
@@ -108,7 +107,8 @@ private:
     void post_receives();
     void feed(int child);
     void feed_all();
-    const char *send_source(int child, int segment);
+    const char *send_source(int child, int message, int group);
+    void borrow_staging();
     void copy_in_all();
     void copy_out(int segment);
     void post_hellos();

@@ -128,12 +128,18 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
 namespace adapt2 {
 
 // A level's messages hold whole segments, at most CompletionWindow::kMax
-// (the receive window spans messages, the arrival window segments).
+// (the receive window spans messages, the arrival window segments). Every
+// group divides the largest, so one staging block holds any message whole
+// (StagingRing): a group that does not is cut to the next divisor.
 void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels]) {
     for (int l = 0; l < kLevels; ++l) {
         size_t g = 1;
         if (plan.multi_level && plan.segment_bytes > 0) g = plan.level_bytes[l] / plan.segment_bytes;
         groups[l] = static_cast<int>(std::clamp<size_t>(g, 1, std::max(1, std::min(segment_count, CompletionWindow::kMax))));
+    }
+    const int largest = *std::max_element(groups, groups + kLevels);
+    for (int l = 0; l < kLevels; ++l) {
+        while (largest % groups[l] != 0) --groups[l];
     }
 }
 

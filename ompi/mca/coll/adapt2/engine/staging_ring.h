@@ -2,6 +2,10 @@
 // while it is held. Segments are claimed in order and a slot is reused only
 // after every user of its previous segment has let go, so at most size()
 // segments are staged at once and memory stays bounded.
+//
+// Slots come in blocks of consecutive memory (`per_block` slots of
+// `slot_bytes`): a message of g segments that starts at a multiple of g, with
+// g dividing per_block, lies in one block, so it is sent or received whole.
 #ifndef ADAPT2_ENGINE_STAGING_RING_H
 #define ADAPT2_ENGINE_STAGING_RING_H
 
@@ -11,24 +15,33 @@ namespace adapt2 {
 
 class StagingRing {
 public:
-    void assign(std::vector<char *> buffers) {
-        buffers_ = std::move(buffers);
-        users_.assign(buffers_.size(), 0);
+    // One slot per buffer.
+    void assign(std::vector<char *> buffers) { assign(std::move(buffers), 1, 0); }
+    void assign(std::vector<char *> blocks, int per_block, size_t slot_bytes) {
+        buffers_ = std::move(blocks);
+        per_block_ = per_block;
+        slot_bytes_ = slot_bytes;
+        users_.assign(buffers_.size() * per_block_, 0);
     }
     const std::vector<char *> &buffers() const { return buffers_; }
-    int size() const { return static_cast<int>(buffers_.size()); }
+    size_t block_bytes() const { return slot_bytes_ * static_cast<size_t>(per_block_); }
+    int size() const { return static_cast<int>(users_.size()); }
 
-    // The next segment to claim, and whether a slot is free for it.
+    // The next segment to claim, and whether slots are free for it and the
+    // n - 1 after it.
     int next() const { return claimed_; }
-    bool can_claim() const { return claimed_ < oldest_ + size(); }
+    bool can_claim(int n = 1) const { return claimed_ + n <= oldest_ + size(); }
     // Claims the next segment's slot for `users` holders; returns its memory.
     char *claim(int users) {
-        int slot = claimed_++ % size();
-        users_[slot] = users;
-        return buffers_[slot];
+        char *memory = slot(claimed_);
+        users_[claimed_++ % size()] = users;
+        return memory;
     }
     bool claimed(int segment) const { return segment < claimed_; }
-    char *slot(int segment) const { return buffers_[segment % size()]; }
+    char *slot(int segment) const {
+        const int i = segment % size();
+        return buffers_[i / per_block_] + static_cast<size_t>(i % per_block_) * slot_bytes_;
+    }
 
     void release(int segment) {
         --users_[segment % size()];
@@ -36,8 +49,10 @@ public:
     }
 
 private:
-    std::vector<char *> buffers_;
-    std::vector<int> users_;
+    std::vector<char *> buffers_;  // blocks
+    int per_block_ = 1;
+    size_t slot_bytes_ = 0;
+    std::vector<int> users_;       // per slot
     int oldest_ = 0;   // first segment still holding a slot
     int claimed_ = 0;  // segments [0, claimed_) have been claimed
 };
