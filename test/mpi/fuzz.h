@@ -75,6 +75,7 @@ typedef struct dtype {
     map_entry_t map[MAP_MAX];
     int m;                /* signature units per element */
     int contiguous;       /* data dense from tlb, no holes between elements */
+    int ompi_contig;      /* Open MPI 4.1 flags it contiguous (opal_datatype_add's rule) */
     int monotonic;        /* typemap offsets increase in typemap order */
     char desc[640];
     /* hole runs of one element's cell [tlb, tlb + extent): bytes no unit covers */
