@@ -15,6 +15,7 @@
 # and `fuzz --seed S --cases N` reruns a whole run (--keep-going: past mismatches).
 # ADAPT2_FUZZ_ARGS adds fuzz options to every run, e.g. to look past a known
 # bug: ADAPT2_FUZZ_ARGS="--set node_segment_size=0 --allow-pair-padding".
+# ADAPT2_FUZZ_SEED=N runs seeds N+1..N+8 instead of 101..108 (new cases).
 #
 # Predefined ops on derived datatypes need mpi_param_check 0 (Open MPI 4.1.4's
 # argument checks reject them; MPI allows derived types of one predefined type).
@@ -23,6 +24,7 @@ P="$BIN/fuzz"
 CASES=${ADAPT2_FUZZ_CASES:-400}
 SECONDS_EACH=${ADAPT2_FUZZ_SECONDS:-16}
 OB1="--mca pml ob1 --mca mpi_param_check 0"
+S=${ADAPT2_FUZZ_SEED:-100}
 
 fuzz() { # NAME NP SEED [mpirun flags...]
     local name=$1 np=$2 seed=$3
@@ -31,13 +33,13 @@ fuzz() { # NAME NP SEED [mpirun flags...]
         ${ADAPT2_FUZZ_ARGS:-}
 }
 
-fuzz "flat" 2 101 $OB1
-fuzz "flat" 3 102 $OB1
-fuzz "nodes block:2" 4 103 $OB1 --mca coll_adapt2_nodes block:2
-fuzz "nodes cyclic:3" 5 104 $OB1 --mca coll_adapt2_nodes cyclic:3
-fuzz "nodes list:0,0,1,1,1,2,2 (uneven)" 7 105 $OB1 --mca coll_adapt2_nodes list:0,0,1,1,1,2,2
-fuzz "nodes list:0,1,1,1,1,2,2,3,3 (uneven)" 9 106 $OB1 --mca coll_adapt2_nodes list:0,1,1,1,1,2,2,3,3
-fuzz "pml ucx, nodes block:2" 4 107 $UCX_FLAGS --mca mpi_param_check 0 --mca coll_adapt2_nodes block:2
-fuzz "adapt2's UCX transport, nodes cyclic:2" 5 108 $OB1 --mca coll_adapt2_transport ucx \
+fuzz "flat" 2 $((S + 1)) $OB1
+fuzz "flat" 3 $((S + 2)) $OB1
+fuzz "nodes block:2" 4 $((S + 3)) $OB1 --mca coll_adapt2_nodes block:2
+fuzz "nodes cyclic:3" 5 $((S + 4)) $OB1 --mca coll_adapt2_nodes cyclic:3
+fuzz "nodes list:0,0,1,1,1,2,2 (uneven)" 7 $((S + 5)) $OB1 --mca coll_adapt2_nodes list:0,0,1,1,1,2,2
+fuzz "nodes list:0,1,1,1,1,2,2,3,3 (uneven)" 9 $((S + 6)) $OB1 --mca coll_adapt2_nodes list:0,1,1,1,1,2,2,3,3
+fuzz "pml ucx, nodes block:2" 4 $((S + 7)) $UCX_FLAGS --mca mpi_param_check 0 --mca coll_adapt2_nodes block:2
+fuzz "adapt2's UCX transport, nodes cyclic:2" 5 $((S + 8)) $OB1 --mca coll_adapt2_transport ucx \
     --mca coll_adapt2_nodes cyclic:2
 finish

@@ -16,7 +16,11 @@ UCX_FLAGS="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
 # Leaks are looked for only where a script sets ADAPT2_LSAN=1 (leaks.sh):
 # full stacks make every allocation slow, and LeakSanitizer cannot stop
 # pml ucx's threads. lsan.supp names each of Open MPI's own leaks.
+# BIG: scales the largest messages a script sends (1, or 1/16 under the
+# sanitizers, where every byte copied is checked: the subset stays ~5 min).
+BIG_DIV=1
 if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
+    BIG_DIV=16
     SUPP="${ADAPT2_SRCDIR:-$(dirname "$0")/../..}/test/mpi/lsan.supp"
     LEAKS="detect_leaks=0"
     [ "${ADAPT2_LSAN:-0}" = 1 ] && LEAKS="detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=30"

@@ -27,11 +27,11 @@ check "np 5, in place, every type class, every root" 5 -- \
     "$BIN/reduce_check" --segsizes 4096 --inplace --types int,double,fcomplex,bool,byte,double_int,ldouble_int
 check "np 4, derived types, pool capped at 0, small segments and windows" 4 $NOCHECK \
     --mca coll_adapt2_pool_max_bytes 0 -- "$BIN/reduce_check" --types vector:int,indexed:double \
-    --coll reduce,ireduce --segsizes 1000,4096 --windows 1:1,2:64 --counts 1,1000,9000 --roots 0,3 --inplace=both
-check "np 8, vector of doubles, 8 MiB, reduce" 8 $NOCHECK -- \
-    "$BIN/reduce_check" --types vector:double --ops sum --coll reduce,ireduce --sizes 8388608 --roots 6
+    --coll reduce,ireduce --segsizes 1000,4096 --windows 1:1,2:64 --counts 1,1000,$((9000 / BIG_DIV + 1)) --roots 0,3 --inplace=both
+check "np 8, vector of doubles, $((8388608 / BIG_DIV)) bytes, reduce" 8 $NOCHECK -- \
+    "$BIN/reduce_check" --types vector:double --ops sum --coll reduce,ireduce --sizes $((8388608 / BIG_DIV)) --roots 6
 # The staging pool capped at nothing: every reduce gets the buffers of one
 # slot (an overdraft) and still completes a 64 MiB message, every element checked.
-check "np 4, 64 MiB reduce and allreduce, pool capped at 0" 4 --mca coll_adapt2_pool_max_bytes 0 -- \
-    "$BIN/reduce_check" --types int --ops sum --sizes 67108864 --roots 1 --coll reduce,allreduce
+check "np 4, $((67108864 / BIG_DIV))-byte reduce and allreduce, pool capped at 0" 4 --mca coll_adapt2_pool_max_bytes 0 -- \
+    "$BIN/reduce_check" --types int --ops sum --sizes $((67108864 / BIG_DIV)) --roots 1 --coll reduce,allreduce
 finish

@@ -17,8 +17,8 @@ check "np 5, non-commutative, in place, contiguous derived type of matrices" 5 -
     "$BIN/reduce_check" --types mat2i,contig:mat2i --ops matmul --segsizes 4096 --inplace=both
 check "np 4, commutative user op (sum modulo 65521), plain and contiguous derived" 4 -- \
     "$BIN/reduce_check" --types unsigned,contig:unsigned,dup:unsigned --ops modsum --segsizes 4096 --inplace=both
-check "np 8, both user ops, 3 MiB" 8 -- \
-    "$BIN/reduce_check" --types mat2i,unsigned --ops matmul,modsum --sizes 3145728 --roots 0,6
+check "np 8, both user ops, $((3145728 / BIG_DIV)) bytes" 8 -- \
+    "$BIN/reduce_check" --types mat2i,unsigned --ops matmul,modsum --sizes $((3145728 / BIG_DIV)) --roots 0,6
 
 # Fallbacks. reduce_check predicts per call which component the spec gives it
 # to; with --expect previous every call must fall back.
