@@ -31,6 +31,7 @@ fuzz() { # NAME NP SEED [mpirun flags...]
     shift 3
     check "np $np, $name, seed $seed" $np "$@" -- "$P" --seed $seed --cases $CASES --time-budget $SECONDS_EACH \
         ${ADAPT2_FUZZ_ARGS:-}
+    grep -h "^fuzz: [0-9]* cases" "$LOG" | sed 's/^/     /' || true  # how many ran
 }
 
 fuzz "flat" 2 $((S + 1)) $OB1

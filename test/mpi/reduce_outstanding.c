@@ -22,7 +22,7 @@ static const struct {
     const char *type, *op;
 } cases[] = {
     {"int", "sum"},          {"double", "max"},       {"dcomplex", "prod"},  {"mat2i", "matmul"},
-    {"unsigned", "modsum"},  {"double_int", "maxloc"}, {"float_int", "minloc"}, {"bool", "lxor"},
+    {"unsigned", "modsum"},  {"2int", "maxloc"},       {"float_int", "minloc"}, {"bool", "lxor"},
     {"byte", "bxor"},        {"llong", "band"},       {"contig:mat2i", "matmul"}, {"float", "sum"},
     {"mat2d", "matmul"},     {"short", "min"},
 };

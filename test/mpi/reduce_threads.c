@@ -17,7 +17,7 @@ static const struct {
     const char *type, *op;
 } cases[] = {
     {"int", "sum"},      {"double", "sum"},   {"mat2i", "matmul"}, {"unsigned", "modsum"},
-    {"double_int", "maxloc"}, {"float", "max"}, {"llong", "bxor"}, {"dcomplex", "prod"},
+    {"2int", "maxloc"},       {"float", "max"}, {"llong", "bxor"}, {"dcomplex", "prod"},
     {"contig:mat2i", "matmul"},
 };
 #define NCASES ((int) (sizeof cases / sizeof cases[0]))

@@ -34,4 +34,9 @@ check "np 8, vector of doubles, $((8388608 / BIG_DIV)) bytes, reduce" 8 $NOCHECK
 # slot (an overdraft) and still completes a 64 MiB message, every element checked.
 check "np 4, $((67108864 / BIG_DIV))-byte reduce and allreduce, pool capped at 0" 4 --mca coll_adapt2_pool_max_bytes 0 -- \
     "$BIN/reduce_check" --types int --ops sum --sizes $((67108864 / BIG_DIV)) --roots 1 --coll reduce,allreduce
+check "np 2, nested vectors in place, 725-byte segments ending inside elements (fuzzer)" 2 $NOCHECK \
+    --mca coll_adapt2_nodes block:1 --mca coll_adapt2_topology_segment_size 725 \
+    --mca coll_adapt2_pool_max_bytes 1048576 -- "$BIN/reduce_nested"
+check "np 3, nested vectors in place, flat, 725-byte segments" 3 $NOCHECK \
+    --mca coll_adapt2_allreduce_segment_size 725 -- "$BIN/reduce_nested" 5000
 finish
