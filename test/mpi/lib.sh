@@ -19,16 +19,20 @@ UCX_FLAGS="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
 # BIG: scales the largest messages a script sends (1, or 1/16 under the
 # sanitizers, where every byte copied is checked: the subset stays ~5 min).
 BIG_DIV=1
+ASAN_ENV=
 if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
     BIG_DIV=16
     SUPP="${ADAPT2_SRCDIR:-$(dirname "$0")/../..}/test/mpi/lsan.supp"
     LEAKS="detect_leaks=0"
     [ "${ADAPT2_LSAN:-0}" = 1 ] && LEAKS="detect_leaks=1:fast_unwind_on_malloc=0:malloc_context_size=30"
     # components stay loaded at exit, so leaks name their functions
-    MPI_FLAGS="$MPI_FLAGS --mca mca_base_component_disable_dlclose 1 -x LD_PRELOAD=$ADAPT2_ASAN_RUNTIME
+    # ASAN_ENV again after `:` in an MPMD launch (a context with -x of its own
+    # did not get these)
+    ASAN_ENV="-x LD_PRELOAD=$ADAPT2_ASAN_RUNTIME
         -x ASAN_OPTIONS=$LEAKS:abort_on_error=1:detect_odr_violation=0${ADAPT2_ASAN_EXTRA:-}
         -x LSAN_OPTIONS=suppressions=$SUPP:print_suppressions=0
         -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
+    MPI_FLAGS="$MPI_FLAGS --mca mca_base_component_disable_dlclose 1 $ASAN_ENV"
 fi
 TIMEOUT=${ADAPT2_TEST_TIMEOUT:-240}
 BIN="$ADAPT2_BUILDDIR/test/mpi"

@@ -114,8 +114,8 @@ fi
 
 # ---- consistent fallback: one rank without usable UCX -> every rank uses the PML --
 output_case "np 4, one rank's UCX unusable: all ranks fall back" \
-    "UCX transport unavailable" 4 1 $T -x UCX_TLS=none_such -- "$BIN/bcast_check" -s 1,65537 \
-    : -np 3 "$BIN/bcast_check" -s 1,65537
+    "UCX transport unavailable" 4 1 $T -x UCX_TLS=none_such $ASAN_ENV -- "$BIN/bcast_check" -s 1,65537 \
+    : -np 3 $ASAN_ENV "$BIN/bcast_check" -s 1,65537
 expect_more "  (no rank used its worker)" "$WORLD_ON_UCX" 0
 
 finish
