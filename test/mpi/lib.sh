@@ -16,8 +16,8 @@ UCX_FLAGS="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
 # Leaks are looked for only where a script sets ADAPT2_LSAN=1 (leaks.sh):
 # full stacks make every allocation slow, and LeakSanitizer cannot stop
 # pml ucx's threads. lsan.supp names each of Open MPI's own leaks.
-# BIG: scales the largest messages a script sends (1, or 1/16 under the
-# sanitizers, where every byte copied is checked: the subset stays ~5 min).
+# BIG_DIV divides the largest messages a script sends: 1, or 16 under the
+# sanitizers, where every byte copied is checked (the subset took 11 min).
 BIG_DIV=1
 ASAN_ENV=
 if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then

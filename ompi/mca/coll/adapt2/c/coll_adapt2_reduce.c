@@ -111,11 +111,10 @@ static int describe_operand(mca_coll_adapt2_request_t *req, int which, const voi
                             ompi_datatype_t *dtype, adapt2_buffer_t *out)
 {
     if (req->unit_type == dtype) {
-        ptrdiff_t lb, extent, true_lb, true_extent;
+        ptrdiff_t lb, extent;
         ompi_datatype_get_extent(dtype, &lb, &extent);
-        ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
         memset(out, 0, sizeof *out);
-        out->contig = (char *) buf + true_lb;
+        out->contig = (char *) buf + req->unit_true_lb;
         out->bytes = (size_t) extent * (size_t) count;
         return OMPI_SUCCESS;
     }

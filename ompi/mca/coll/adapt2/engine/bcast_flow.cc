@@ -270,8 +270,7 @@ void BcastFlow::post_receives() {
                                     "receiving segment %d, next free slot for %d", s, staging_.next());
                 return;
             }
-            dst = staging_.claim(1 + children());  // unpack + one send per child
-            for (int k = 1; k < n; ++k) staging_.claim(1 + children());
+            dst = staging_.claim(1 + children(), n);  // unpack + one send per child
         } else {
             dst = data_.at(segments_.offset(s));
         }

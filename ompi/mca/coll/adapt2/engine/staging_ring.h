@@ -31,10 +31,11 @@ public:
     // n - 1 after it.
     int next() const { return claimed_; }
     bool can_claim(int n = 1) const { return claimed_ + n <= oldest_ + size(); }
-    // Claims the next segment's slot for `users` holders; returns its memory.
-    char *claim(int users) {
+    // Claims the next `count` segments' slots for `users` holders each;
+    // returns the first one's memory.
+    char *claim(int users, int count = 1) {
         char *memory = slot(claimed_);
-        users_[claimed_++ % size()] = users;
+        for (int k = 0; k < count; ++k) users_[claimed_++ % size()] = users;
         return memory;
     }
     bool claimed(int segment) const { return segment < claimed_; }
