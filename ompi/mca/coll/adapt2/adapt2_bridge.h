@@ -15,6 +15,14 @@
 extern "C" {
 #endif
 
+/* The collectives (collectives.def), numbered from 0 in its order. */
+typedef enum adapt2_collective {
+#define ADAPT2_COLLECTIVE(name, NAME) ADAPT2_COLL_##NAME,
+#include "collectives.def"
+#undef ADAPT2_COLLECTIVE
+    ADAPT2_COLL_COUNT
+} adapt2_collective_t;
+
 /* Copies bytes [offset, offset+len) of a message's packed stream to/from a
  * flat buffer. Used when the user's (count, datatype) is not contiguous. */
 typedef int (*adapt2_pack_fn)(void *packer, size_t offset, size_t len, void *dst);
@@ -263,15 +271,40 @@ int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *comm, const adapt2_b
                                       const adapt2_allreduce_settings_t *settings,
                                       adapt2_done_fn done, adapt2_done_fn finished, void *ctx);
 
+/* One call of a collective, described for the engine's single entry point
+ * (Allgather and Reduce_scatter_block so far).
+ *   allgather:            send: this rank's block; recv: p blocks, block r from rank r.
+ *   reduce_scatter_block: send: p blocks; recv: block r of their reduction.
+ * With in_place, the contribution is in recv (for reduce_scatter_block recv
+ * then describes all p blocks, and the result goes to its first one). */
+typedef struct adapt2_call {
+    int collective;                  /* an adapt2_collective_t */
+    adapt2_buffer_t send;
+    adapt2_buffer_t recv;
+    int in_place;
+    adapt2_reduction_t reduction;    /* reductions only */
+    adapt2_tree_settings_t settings; /* segment_size, recv_window, send_window */
+    int tag;                         /* first of mca_coll_adapt2_engine_call_tags() tags, counting down */
+    adapt2_done_fn done;             /* as for the other entry points */
+    adapt2_done_fn finished;
+    void *ctx;
+} adapt2_call_t;
+/* Tags the call uses; every rank computes the same number. */
+int mca_coll_adapt2_engine_call_tags(const adapt2_call_t *call);
+/* Starts the call: 0, `done` called once later (or before returning), or an
+ * error code and `done` never called. */
+int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call);
+
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */
 void mca_coll_adapt2_engine_op_complete(void *op, int status);
 
-/* Process-wide counters (read by the MPI_T performance variables). */
+/* Process-wide counters (read by the MPI_T performance variables): one
+ * "<name>_calls" per collective (collectives.def), then the others. */
 typedef enum adapt2_counter {
-    ADAPT2_COUNTER_BCAST_CALLS = 0,
-    ADAPT2_COUNTER_REDUCE_CALLS,
-    ADAPT2_COUNTER_ALLREDUCE_CALLS,
+#define ADAPT2_COLLECTIVE(name, NAME) ADAPT2_COUNTER_##NAME##_CALLS,
+#include "collectives.def"
+#undef ADAPT2_COLLECTIVE
     ADAPT2_COUNTER_SEGMENTS_SENT,
     ADAPT2_COUNTER_BYTES_SENT,
     ADAPT2_COUNTER_FALLBACKS,

@@ -57,6 +57,11 @@ typedef struct mca_coll_adapt2_component_t {
     long allreduce_ring_min_bytes;
     long allreduce_ring_max_bytes;
     long allreduce_recdoubling_max_bytes;
+    /* allgather and reduce_scatter_block (coll_adapt2_ring.c) */
+    char *allgather_algorithm;
+    long allgather_segment_size;
+    char *reduce_scatter_block_algorithm;
+    long reduce_scatter_block_segment_size;
     /* multi-level trees (coll_adapt2_topology.c) */
     int topology;
     char *nodes;             /* node boundaries declared by hand; empty: Open MPI's view */
@@ -77,18 +82,13 @@ OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_componen
 /* What the module falls back to: the function and module that were installed
  * on the communicator before adapt2 was enabled. */
 typedef struct mca_coll_adapt2_fallback_t {
-    mca_coll_base_module_bcast_fn_t bcast;
-    mca_coll_base_module_t *bcast_module;
-    mca_coll_base_module_ibcast_fn_t ibcast;
-    mca_coll_base_module_t *ibcast_module;
-    mca_coll_base_module_reduce_fn_t reduce;
-    mca_coll_base_module_t *reduce_module;
-    mca_coll_base_module_ireduce_fn_t ireduce;
-    mca_coll_base_module_t *ireduce_module;
-    mca_coll_base_module_allreduce_fn_t allreduce;
-    mca_coll_base_module_t *allreduce_module;
-    mca_coll_base_module_iallreduce_fn_t iallreduce;
-    mca_coll_base_module_t *iallreduce_module;
+#define ADAPT2_COLLECTIVE(name, NAME)                    \
+    mca_coll_base_module_##name##_fn_t name;             \
+    mca_coll_base_module_t *name##_module;               \
+    mca_coll_base_module_i##name##_fn_t i##name;         \
+    mca_coll_base_module_t *i##name##_module;
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
 } mca_coll_adapt2_fallback_t;
 
 typedef enum { ADAPT2_TRANSPORT_PML = 0, ADAPT2_TRANSPORT_UCX = 1 } mca_coll_adapt2_transport_t;
@@ -243,6 +243,31 @@ int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct om
 int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                                struct ompi_op_t *op, struct ompi_communicator_t *comm,
                                ompi_request_t **request, mca_coll_base_module_t *module);
+
+/* helpers of every reduction (coll_adapt2_reduce.c) */
+ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
+                                              const char **why);
+int mca_coll_adapt2_describe_operand(mca_coll_adapt2_request_t *req, int which, const void *buf, int count,
+                                     ompi_datatype_t *dtype, adapt2_buffer_t *out);
+void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op,
+                                     ompi_datatype_t *unit);
+void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reduction_t *red);
+
+/* allgather and reduce-scatter (coll_adapt2_ring.c) */
+int mca_coll_adapt2_ring_register(void);
+int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                              int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *module);
+int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                               int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                                          mca_coll_base_module_t *module);
 
 #define ADAPT2_VERBOSE(level, ...) \
     opal_output_verbose((level), mca_coll_adapt2_component.output, "coll:adapt2: " __VA_ARGS__)

@@ -84,6 +84,7 @@ static int adapt2_register(void)
         "own UCX worker; falls back to pml if UCX cannot be used)", "pml", &c->transport);
     mca_coll_adapt2_bcast_register();
     mca_coll_adapt2_reduce_register();
+    mca_coll_adapt2_ring_register();
     mca_coll_adapt2_topology_register();
     mca_coll_adapt2_device_register();
     mca_coll_adapt2_register_int("inject_send_failure",

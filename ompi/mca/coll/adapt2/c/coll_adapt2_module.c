@@ -60,11 +60,11 @@ static void module_destruct(mca_coll_adapt2_module_t *module)
         mca_coll_adapt2_ucx_disconnect(module->transport_ctx);
         module->transport_ctx = NULL;
     }
-    mca_coll_base_module_t *saved[] = {p->bcast_module, p->ibcast_module, p->reduce_module,
-                                       p->ireduce_module, p->allreduce_module, p->iallreduce_module};
-    for (size_t i = 0; i < sizeof saved / sizeof saved[0]; ++i) {
-        if (saved[i]) OBJ_RELEASE(saved[i]);
-    }
+#define ADAPT2_COLLECTIVE(name, NAME)                   \
+    if (p->name##_module) OBJ_RELEASE(p->name##_module); \
+    if (p->i##name##_module) OBJ_RELEASE(p->i##name##_module);
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_adapt2_module_t, mca_coll_base_module_t, module_construct,
@@ -83,6 +83,16 @@ OBJ_CLASS_INSTANCE(mca_coll_adapt2_module_t, mca_coll_base_module_t, module_cons
         OBJ_RETAIN((module)->previous.fn##_module);                                          \
     } while (0)
 
+/* "bcast, reduce, ...": the collectives adapt2 implements. */
+static const char *collective_names(void)
+{
+    return ""
+#define ADAPT2_COLLECTIVE(name, NAME) #name ", "
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
+        "and their non-blocking forms";
+}
+
 /* Enable runs inside communicator creation, possibly within opal_progress:
  * no communication here (connections are made lazily by the PML). */
 static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_communicator_t *comm)
@@ -91,12 +101,11 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
 
     mca_coll_adapt2_pml_choose_arming(); /* the PML is selected by now */
-    ADAPT2_SAVE_PREVIOUS(module, comm, bcast);
-    ADAPT2_SAVE_PREVIOUS(module, comm, ibcast);
-    ADAPT2_SAVE_PREVIOUS(module, comm, reduce);
-    ADAPT2_SAVE_PREVIOUS(module, comm, ireduce);
-    ADAPT2_SAVE_PREVIOUS(module, comm, allreduce);
-    ADAPT2_SAVE_PREVIOUS(module, comm, iallreduce);
+#define ADAPT2_COLLECTIVE(name, NAME)         \
+    ADAPT2_SAVE_PREVIOUS(module, comm, name); \
+    ADAPT2_SAVE_PREVIOUS(module, comm, i##name);
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
 
     module->transport = mca_coll_adapt2_transport_from_name(c->transport);
     if (c->trace && c->trace[0] && !c->trace_prefix[0]) {
@@ -109,9 +118,9 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
                                             ompi_comm_rank(&ompi_mpi_comm_world.comm));
     }
     module->is_world = comm == &ompi_mpi_comm_world.comm;
-    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (bcast, reduce, allreduce, blocking or not); "
+    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (%s); "
                    "other calls, and algorithm=previous, go to the modules installed before",
-                   comm->c_name, ompi_comm_size(comm));
+                   comm->c_name, ompi_comm_size(comm), collective_names());
     return OMPI_SUCCESS;
 }
 
@@ -150,11 +159,10 @@ mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *c
         return NULL;
     }
     module->super.coll_module_enable = adapt2_module_enable;
-    module->super.coll_bcast = mca_coll_adapt2_bcast;
-    module->super.coll_ibcast = mca_coll_adapt2_ibcast;
-    module->super.coll_reduce = mca_coll_adapt2_reduce;
-    module->super.coll_ireduce = mca_coll_adapt2_ireduce;
-    module->super.coll_allreduce = mca_coll_adapt2_allreduce;
-    module->super.coll_iallreduce = mca_coll_adapt2_iallreduce;
+#define ADAPT2_COLLECTIVE(name, NAME)                   \
+    module->super.coll_##name = mca_coll_adapt2_##name; \
+    module->super.coll_i##name = mca_coll_adapt2_i##name;
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
     return &module->super;
 }

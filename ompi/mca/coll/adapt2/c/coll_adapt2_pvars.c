@@ -18,9 +18,10 @@ static const struct {
     const char *name;
     const char *help;
 } counters[] = {
-    {ADAPT2_COUNTER_BCAST_CALLS, "bcast_calls", "Broadcasts (blocking and not) run by adapt2"},
-    {ADAPT2_COUNTER_REDUCE_CALLS, "reduce_calls", "Reduces (blocking and not) run by adapt2"},
-    {ADAPT2_COUNTER_ALLREDUCE_CALLS, "allreduce_calls", "Allreduces (blocking and not) run by adapt2"},
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    {ADAPT2_COUNTER_##NAME##_CALLS, #name "_calls", "Calls of MPI_(I)" #name " (blocking and not) run by adapt2"},
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
     {ADAPT2_COUNTER_SEGMENTS_SENT, "segments_sent", "Segments adapt2 sent"},
     {ADAPT2_COUNTER_BYTES_SENT, "bytes_sent", "Payload bytes adapt2 sent"},
     {ADAPT2_COUNTER_FALLBACKS, "fallbacks", "Calls adapt2 passed to the previous component"},

@@ -75,8 +75,8 @@ static int combine3(void *ctx, const void *in1, const void *in2, void *out, size
  * derived type through the packed stream of its single predefined type; that
  * type must have no padding. A user-defined op combines whole user elements,
  * which must then be contiguous. */
-static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
-                                     const char **why)
+ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
+                                              const char **why)
 {
     if (!ompi_op_is_intrinsic(op)) {
         if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
@@ -107,8 +107,8 @@ static ompi_datatype_t *unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int 
 
 /* A user buffer as an array of unit elements: in place in memory when the
  * unit is the datatype itself, else the datatype's packed stream. */
-static int describe_operand(mca_coll_adapt2_request_t *req, int which, const void *buf, int count,
-                            ompi_datatype_t *dtype, adapt2_buffer_t *out)
+int mca_coll_adapt2_describe_operand(mca_coll_adapt2_request_t *req, int which, const void *buf, int count,
+                                     ompi_datatype_t *dtype, adapt2_buffer_t *out)
 {
     if (req->unit_type == dtype) {
         ptrdiff_t lb, extent;
@@ -186,18 +186,38 @@ static void device_kernel_of(ompi_op_t *op, ompi_datatype_t *unit, int *dop, int
     if (0 == *dtype) *dop = 0;
 }
 
+void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op,
+                                     ompi_datatype_t *unit)
+{
+    /* Held until the call is finished: a detached reduction combines after
+     * the user may have freed them. */
+    req->op = op;
+    OBJ_RETAIN(req->op);
+    req->unit_type = unit;
+    OBJ_RETAIN(req->unit_type);
+    ptrdiff_t true_extent;
+    ompi_datatype_get_true_extent(unit, &req->unit_true_lb, &true_extent);
+}
+
+void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reduction_t *red)
+{
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(req->unit_type, &lb, &extent);
+    memset(red, 0, sizeof *red);
+    red->unit_bytes = (size_t) extent;
+    red->commutative = ompi_op_is_commute(req->op);
+    red->ctx = req;
+    red->combine = combine;
+    red->combine3 = combine3;
+    device_kernel_of(req->op, req->unit_type, &red->device_op, &red->device_type);
+}
+
 static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t *req,
                         const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place)
 {
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    ptrdiff_t lb, extent;
-    ompi_datatype_get_extent(req->unit_type, &lb, &extent);
-    adapt2_reduction_t red = {.unit_bytes = (size_t) extent,
-                              .commutative = ompi_op_is_commute(call->op),
-                              .ctx = req,
-                              .combine = combine,
-                              .combine3 = combine3};
-    device_kernel_of(call->op, req->unit_type, &red.device_op, &red.device_type);
+    adapt2_reduction_t red;
+    mca_coll_adapt2_reduction_of(req, &red);
     int reproducible = mca_coll_adapt2_checked_int("reproducible", c->reproducible, 0, 1, 0);
     if (call->all) {
         adapt2_allreduce_settings_t s;
@@ -249,7 +269,7 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
 static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request_t **out,
                            const char **why)
 {
-    ompi_datatype_t *unit = unit_type_of(call->op, call->dtype, call->count, why);
+    ompi_datatype_t *unit = mca_coll_adapt2_unit_type_of(call->op, call->dtype, call->count, why);
     if (NULL == unit) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
@@ -262,25 +282,18 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         *why = "no memory for the request";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    /* Held until the call is finished: a detached reduction combines after
-     * the user may have freed them. */
-    req->op = call->op;
-    OBJ_RETAIN(req->op);
-    req->unit_type = unit;
-    OBJ_RETAIN(req->unit_type);
-    ptrdiff_t true_extent;
-    ompi_datatype_get_true_extent(unit, &req->unit_true_lb, &true_extent);
+    mca_coll_adapt2_request_hold_op(req, call->op, unit);
     const bool in_place = MPI_IN_PLACE == call->sbuf;
     const bool has_result = call->all || ompi_comm_rank(call->comm) == call->root;
     adapt2_buffer_t own, result;
     memset(&result, 0, sizeof result);
     int rc = OMPI_SUCCESS;
     if (has_result) {
-        rc = describe_operand(req, 1, call->rbuf, call->count, call->dtype, &result);
+        rc = mca_coll_adapt2_describe_operand(req, 1, call->rbuf, call->count, call->dtype, &result);
     }
     if (OMPI_SUCCESS == rc) {
         /* in place, own data is read from the result buffer (same slot) */
-        rc = describe_operand(req, in_place ? 1 : 0, in_place ? call->rbuf : call->sbuf, call->count,
+        rc = mca_coll_adapt2_describe_operand(req, in_place ? 1 : 0, in_place ? call->rbuf : call->sbuf, call->count,
                               call->dtype, &own);
     }
     if (OMPI_SUCCESS == rc && has_result) {

@@ -435,7 +435,8 @@ static ucx_comm_t *comm_create(ompi_communicator_t *comm, const unsigned char *a
 
 /* ---- connect / disconnect --------------------------------------------------- */
 
-/* comm's previously selected allgather (adapt2 provides none). Connect may
+/* comm's allgather from before adapt2 (adapt2's own would connect first:
+ * it runs on this transport). Connect may
  * run inside opal_progress: under MPI_THREAD_MULTIPLE, MPI_Comm_dup agrees
  * on the new context id with an iallreduce of the parent (adapt2's) called
  * from a progress callback, and a blocking wait there never returns (the
@@ -445,13 +446,15 @@ static int allgather(ompi_communicator_t *comm, const void *mine, void *all, int
                      ompi_datatype_t *type)
 {
     mca_coll_base_comm_coll_t *coll = comm->c_coll;
-    if (NULL == coll->coll_iallgather) {
-        return coll->coll_allgather(mine, count, type, all, count, type, comm,
-                                    coll->coll_allgather_module);
+    mca_coll_base_module_iallgather_fn_t iallgather = coll->coll_iallgather;
+    mca_coll_base_module_t *module = coll->coll_iallgather_module;
+    if (mca_coll_adapt2_iallgather == iallgather) {
+        mca_coll_adapt2_module_t *adapt2 = (mca_coll_adapt2_module_t *) module;
+        iallgather = adapt2->previous.iallgather;
+        module = adapt2->previous.iallgather_module;
     }
     ompi_request_t *req;
-    int rc = coll->coll_iallgather(mine, count, type, all, count, type, comm, &req,
-                                   coll->coll_iallgather_module);
+    int rc = iallgather(mine, count, type, all, count, type, comm, &req, module);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -34,6 +34,13 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                     DoneFn finished = nullptr);
 int allreduce_tags(const adapt2_allreduce_settings_t &settings);
 
+// Allgather and Reduce_scatter_block (ring_collectives.cc), through the
+// engine's one call description; start_call dispatches on call.collective.
+int start_call(Comm &comm, const adapt2_call_t &call);
+int tags_of(const adapt2_call_t &call);
+int start_allgather(Comm &comm, const adapt2_call_t &call);
+int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call);
+
 // The pool a flow stages through: pinned buffers of the communicator's device
 // state when any of its buffers is on a GPU, else the host pool. nullptr
 // (and *error set) when the device cannot be used.

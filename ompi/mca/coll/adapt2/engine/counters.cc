@@ -2,7 +2,17 @@
 
 #include <atomic>
 
+#include "../adapt2_bridge.h"
+
 namespace adapt2 {
+#define ADAPT2_COLLECTIVE(name, NAME)                                                  \
+    static_assert(static_cast<int>(Counter::name##_calls) == ADAPT2_COUNTER_##NAME##_CALLS, \
+                  "counter numbering of " #name);
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
+static_assert(static_cast<int>(Counter::device_combines) == ADAPT2_COUNTER_DEVICE_COMBINES, "counter numbering");
+static_assert(static_cast<int>(Counter::count_) == ADAPT2_COUNTER_COUNT, "counter numbering");
+
 namespace {
 std::atomic<uint64_t> g_counters[static_cast<int>(Counter::count_)];
 }

@@ -7,11 +7,11 @@
 
 namespace adapt2 {
 
-// Same order as adapt2_counter_t in adapt2_bridge.h.
+// Same order as adapt2_counter_t in adapt2_bridge.h (counters.cc checks).
 enum class Counter : int {
-    bcast_calls,
-    reduce_calls,
-    allreduce_calls,
+#define ADAPT2_COLLECTIVE(name, NAME) name##_calls,
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
     segments_sent,
     bytes_sent,
     fallbacks,

@@ -137,6 +137,14 @@ int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *engine_comm, const a
     });
 }
 
+int mca_coll_adapt2_engine_call_tags(const adapt2_call_t *call) { return call ? adapt2::tags_of(*call) : 1; }
+
+int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call) {
+    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
+    if (!comm || !call) return kErrBadParam;
+    return guarded([&] { return adapt2::start_call(*comm, *call); });
+}
+
 void mca_coll_adapt2_engine_op_complete(void *op, int status) {
     auto *o = static_cast<adapt2::Op *>(op);
     o->owner->complete(o, status);

@@ -109,17 +109,20 @@ int allreduce_tags(const adapt2_allreduce_settings_t &s) {
 // being reduced.
 namespace {
 
-// The ring works in the result buffer: both buffers must be contiguous.
+// The ring works in the result buffer: both buffers must be contiguous. Its
+// two phases, reduce-scatter then allgather, run in one flow.
 void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
               bool in_place, const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &s) {
     RingArgs a;
     a.rank = comm.rank();
     a.size = comm.size();
     a.tag = tag;
-    a.own = in_place ? nullptr : own.contig;
-    a.result = result.contig;
+    a.work = result.contig;
     a.bytes = result.bytes;
+    a.unit = op.unit_bytes;
     a.op = op;
+    a.fill = !in_place;
+    a.fill_from = {own, 0, 0, own.bytes};
     // auto: one message per block, measured fastest here (README); a forced
     // ring pipelines blocks in segments of the allreduce segment size.
     a.segment_bytes = s.algorithm == ADAPT2_ALLREDUCE_RING ? s.tree.segment_size : 0;

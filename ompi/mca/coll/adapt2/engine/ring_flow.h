@@ -1,15 +1,22 @@
-// Allreduce around a ring: reduce-scatter, then allgather, pipelined by
-// segments, driven only by data.
+// Reduce-scatter and allgather around a ring, pipelined by segments, driven
+// only by data. An allreduce runs the two phases back to back in one flow
+// (reduce-scatter, then allgather of the reduced blocks); Reduce_scatter_block
+// runs the first phase alone, Allgather the second.
 //
-// The message is cut into p blocks and each block into k segments. Messages
-// to the right neighbour are numbered m = step * k + segment over the
-// 2(p-1) steps (p-1 reduce-scatter steps, then p-1 allgather steps), and the
-// left neighbour's messages likewise. Message m can go as soon as message
-// m - k from the left has been combined (reduce-scatter) or has landed
-// (allgather), since both concern the same block one step later; the first k
-// go at once. So a slow neighbour delays only the segments that need it.
+// The working buffer holds p blocks, each cut into k segments. Messages to
+// the right neighbour are numbered m = step * k + segment over the steps of
+// the phases (p-1 each), and the left neighbour's messages likewise. Message
+// m can go as soon as message m - k from the left has been combined
+// (reduce-scatter) or has landed (allgather), since both concern the same
+// block one step later; the first k go at once. So a slow neighbour delays
+// only the segments that need it, and there is no barrier between the phases.
 // Each block is combined in ring order, which is fixed: the result does not
-// depend on arrival order. Commutative ops and contiguous buffers only.
+// depend on arrival order. Commutative ops only.
+//
+// Where the user's buffer is not the working buffer (a non-contiguous
+// datatype, or a reduce-scatter, whose input and output differ), the flow
+// fills the working buffer from the user's data when it starts and delivers
+// each byte of the result to the user's buffer as soon as it is final.
 #ifndef ADAPT2_ENGINE_RING_FLOW_H
 #define ADAPT2_ENGINE_RING_FLOW_H
 
@@ -23,14 +30,31 @@
 
 namespace adapt2 {
 
+// Bytes [from, from + bytes) of a user buffer's packed stream, at `to` in
+// the working buffer (or back).
+struct RingCopy {
+    adapt2_buffer_t user{};
+    size_t from = 0;
+    size_t to = 0;
+    size_t bytes = 0;
+};
+
 struct RingArgs {
     int rank = 0;
     int size = 1;
-    int tag = 0;            // first of tags_needed(send_window) tags, counting down
-    const char *own = nullptr;  // contiguous contribution (nullptr: in place in result)
-    char *result = nullptr;     // contiguous, every rank
-    size_t bytes = 0;
-    adapt2_reduction_t op{};
+    int tag = 0;                // first of tags_needed(send_window) tags, counting down
+    char *work = nullptr;       // the working buffer: p blocks, contiguous host memory
+    size_t bytes = 0;           // of the working buffer
+    size_t block_bytes = 0;     // each block's size; 0: p blocks of nearly equal element counts
+    size_t unit = 1;            // blocks and segments are cut at multiples of this
+    bool reduce_scatter = true; // the phases this flow runs
+    bool allgather = true;
+    adapt2_reduction_t op{};    // reduce-scatter only
+    bool fill = false;          // copy `fill_from` into the working buffer at start
+    RingCopy fill_from;
+    bool deliver = false;       // copy final bytes [to, to + bytes) of work into the user's buffer
+    RingCopy deliver_to;        // (`to` is the working-buffer side, `from` the user's offset of `to`)
+    bool work_borrowed = false; // the working buffer came from the pool: give it back at the end
     size_t segment_bytes = 0;
     int recv_window = 4;
     int send_window = 2;
@@ -49,12 +73,17 @@ public:
     void finish() override;
 
 private:
-    struct Piece {  // the part of the result one message carries
+    struct Piece {  // the part of the working buffer one message carries
         size_t offset;
         size_t bytes;
     };
+    Piece block(int b) const;
     Piece piece(int message, bool to_right) const;
-    bool reduce_scatter(int message) const { return message < (size_ - 1) * k_; }
+    bool in_reduce_scatter(int message) const { return message < rs_steps_ * k_; }
+    // The last reduce-scatter step of a flow that stops there: its combines are final.
+    bool final_combine(int message) const;
+    void fill();
+    void deliver(const Piece &p);
     void post_receives();
     void post_sends();
     void on_received(int message);
@@ -62,18 +91,25 @@ private:
     int rank_, size_;
     int left_, right_;
     int tag_;
-    char *result_;
+    char *work_;
+    size_t work_bytes_;
     adapt2_reduction_t op_;
+    size_t unit_;
     int recv_window_, send_window_;
-    size_t block_elems_, extra_elems_;  // blocks of block_elems_ (+1 for the first extra_elems_)
+    int rs_steps_, ag_steps_;           // p - 1 for each phase this flow runs, else 0
+    int owner_shift_;                   // after reduce-scatter, rank r holds block r + shift
+    size_t block_units_, extra_units_;  // blocks of block_units_ (+1 for the first extra_units_)
     size_t segment_bytes_;
     int k_ = 1;                         // segments per block
-    int messages_ = 0;                  // each way: 2 (p-1) k
+    int messages_ = 0;                  // each way
+    bool fill_, deliver_, work_borrowed_;
+    RingCopy fill_from_, deliver_to_;
     BufferPool &pool_;
     StagingRing staging_;               // reduce-scatter receives land here first
     int next_recv_ = 0, next_send_ = 0;
     CompletionWindow landed_;           // messages from the left combined or in place
     CompletionWindow sent_;             // messages to the right completed
+    uint64_t bytes_sent_ = 0;
 };
 
 }  // namespace adapt2

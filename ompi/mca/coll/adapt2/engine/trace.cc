@@ -70,12 +70,13 @@ const char *trace_kind_name(TraceKind kind) {
 }
 
 const char *trace_coll_name(TraceColl coll) {
-    switch (coll) {
-    case TraceColl::bcast: return "bcast";
-    case TraceColl::reduce: return "reduce";
-    case TraceColl::allreduce: return "allreduce";
-    }
-    return "unknown";
+    static const char *const names[] = {
+#define ADAPT2_COLLECTIVE(name, NAME) #name,
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
+    };
+    const size_t i = static_cast<size_t>(coll);
+    return i < sizeof names / sizeof names[0] ? names[i] : "unknown";
 }
 
 }  // namespace adapt2

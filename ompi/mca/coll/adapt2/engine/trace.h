@@ -25,7 +25,12 @@ enum class TraceKind : uint8_t {
     call_detached,  // the call completed for the caller; its sends go on (then call_done)
 };
 
-enum class TraceColl : uint8_t { bcast, reduce, allreduce };
+// One per collective (collectives.def), named by trace_coll_name().
+enum class TraceColl : uint8_t {
+#define ADAPT2_COLLECTIVE(name, NAME) name,
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
+};
 
 struct TraceEvent {
     uint64_t t_ns;     // CLOCK_MONOTONIC: comparable between ranks of one host

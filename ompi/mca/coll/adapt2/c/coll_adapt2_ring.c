@@ -1,0 +1,265 @@
+/*
+ * MPI_Allgather, MPI_Iallgather, MPI_Reduce_scatter_block and
+ * MPI_Ireduce_scatter_block: check the parameters, describe the buffers and
+ * hand the call to the engine's ring (engine/ring_collectives.cc) through its
+ * one call description. What adapt2 does not take goes to the previous
+ * component, with the reason at coll_adapt2_verbose 20.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "coll_adapt2.h"
+
+#include "ompi/mca/coll/base/coll_base_util.h"
+
+int mca_coll_adapt2_ring_register(void)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    mca_coll_adapt2_register_string("allgather_algorithm",
+        "Allgather: auto or ring (the ring, pipelined by segments); or 'previous'", "auto",
+        &c->allgather_algorithm);
+    mca_coll_adapt2_register_long("allgather_segment_size",
+        "Allgather segment size in bytes: each rank's block travels in pieces of this size "
+        "(0: whole blocks)", 0, &c->allgather_segment_size);
+    mca_coll_adapt2_register_string("reduce_scatter_block_algorithm",
+        "Reduce_scatter_block: auto or ring (commutative ops; others go to the previous "
+        "component); or 'previous'", "auto", &c->reduce_scatter_block_algorithm);
+    mca_coll_adapt2_register_long("reduce_scatter_block_segment_size",
+        "Reduce_scatter_block segment size in bytes (0: whole blocks)", 0,
+        &c->reduce_scatter_block_segment_size);
+    return OMPI_SUCCESS;
+}
+
+/* auto or ring run the ring; previous hands the call on; anything else is
+ * reported once and taken as auto. */
+static bool wants_previous(const char *param, const char *value)
+{
+    if (mca_coll_adapt2_use_previous(value)) {
+        return true;
+    }
+    if (NULL == value || (0 != strcmp(value, "auto") && 0 != strcmp(value, "ring"))) {
+        mca_coll_adapt2_report_invalid(param, value ? value : "", "auto", "known: auto, ring, previous");
+    }
+    return false;
+}
+
+static void ring_settings(adapt2_call_t *call, const char *segment_param, long segment)
+{
+    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
+    memset(&call->settings, 0, sizeof call->settings);
+    call->settings.segment_size = (size_t) mca_coll_adapt2_checked_long(segment_param, segment, 0,
+                                                                        INT_MAX, 0);
+    call->settings.recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
+    call->settings.send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
+}
+
+/* A request for the call, with the communicator's engine; NULL and `why`
+ * set when either cannot be had. */
+static mca_coll_adapt2_request_t *new_request(ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                                              const char **why)
+{
+    if (NULL == mca_coll_adapt2_module_engine(module, comm)) {
+        *why = "the communicator's engine state could not be created (out of memory)";
+        return NULL;
+    }
+    mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm, module);
+    if (NULL == req) {
+        *why = "no memory for the request";
+    }
+    return req;
+}
+
+/* Reserves the call's tags and starts it; on failure the request is
+ * discarded and `why` set. */
+static int start_call(ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                      mca_coll_adapt2_request_t *req, adapt2_call_t *call, const char **why)
+{
+    call->tag = ompi_coll_base_nbc_reserve_tags(comm, mca_coll_adapt2_engine_call_tags(call));
+    call->done = mca_coll_adapt2_request_done;
+    call->finished = mca_coll_adapt2_request_finished;
+    call->ctx = req;
+    int rc = mca_coll_adapt2_engine_start(module->engine, call);
+    if (OMPI_SUCCESS != rc) {
+        *why = mca_coll_adapt2_start_failure(rc);
+        mca_coll_adapt2_request_discard(req);
+    }
+    return rc;
+}
+
+/* GPU buffers are not staged by the ring yet. Whether device support is on
+ * is the same on every rank, so all of them hand such calls on together. */
+static bool device_support_on(const char **why)
+{
+    if (mca_coll_adapt2_device_active()) {
+        *why = "device support is on and the ring collectives do not stage GPU buffers yet";
+        return true;
+    }
+    return false;
+}
+
+static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                           mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t **out,
+                           const char **why)
+{
+    const int size = ompi_comm_size(comm);
+    if (wants_previous("allgather_algorithm", mca_coll_adapt2_component.allgather_algorithm)) {
+        *why = "allgather_algorithm=previous";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if ((long) rcount * size > INT_MAX || device_support_on(why)) {
+        if ((long) rcount * size > INT_MAX) *why = "the receive buffer holds more than INT_MAX elements";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    mca_coll_adapt2_request_t *req = new_request(comm, module, why);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    adapt2_call_t call;
+    memset(&call, 0, sizeof call);
+    call.collective = ADAPT2_COLL_ALLGATHER;
+    call.in_place = MPI_IN_PLACE == sbuf;
+    ring_settings(&call, "allgather_segment_size", mca_coll_adapt2_component.allgather_segment_size);
+    int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
+    if (OMPI_SUCCESS == rc && !call.in_place) {
+        rc = mca_coll_adapt2_describe_buffer(req, 0, (void *) sbuf, scount, sdtype, &call.send);
+        if (OMPI_SUCCESS == rc && call.send.bytes * (size_t) size != call.recv.bytes) {
+            *why = "the send and receive type signatures differ in size";
+            rc = OMPI_ERR_NOT_SUPPORTED;
+        }
+    }
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_adapt2_request_discard(req);
+        return rc;
+    }
+    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s, ring", comm->c_name,
+                   call.recv.bytes / (size_t) size, call.in_place ? " in place" : "");
+    rc = start_call(comm, module, req, &call, why);
+    *out = req;
+    return rc;
+}
+
+static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype,
+                                      ompi_op_t *op, ompi_communicator_t *comm,
+                                      mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t **out,
+                                      const char **why)
+{
+    const int size = ompi_comm_size(comm);
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    if (wants_previous("reduce_scatter_block_algorithm",
+                       mca_coll_adapt2_component.reduce_scatter_block_algorithm)) {
+        *why = "reduce_scatter_block_algorithm=previous";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if (!ompi_op_is_commute(op)) {
+        *why = "non-commutative op (the ring combines in ring order)";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    if ((long) rcount * size > INT_MAX) {
+        *why = "the send buffer holds more than INT_MAX elements";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    ompi_datatype_t *unit = mca_coll_adapt2_unit_type_of(op, dtype, rcount * size, why);
+    if (NULL == unit || device_support_on(why)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    mca_coll_adapt2_request_t *req = new_request(comm, module, why);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_coll_adapt2_request_hold_op(req, op, unit);
+    adapt2_call_t call;
+    memset(&call, 0, sizeof call);
+    call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
+    call.in_place = in_place;
+    ring_settings(&call, "reduce_scatter_block_segment_size",
+                  mca_coll_adapt2_component.reduce_scatter_block_segment_size);
+    mca_coll_adapt2_reduction_of(req, &call.reduction);
+    /* in place, recv holds all p blocks (the input) and gets block 0 */
+    int rc = mca_coll_adapt2_describe_operand(req, 1, rbuf, in_place ? rcount * size : rcount, dtype,
+                                              &call.recv);
+    if (OMPI_SUCCESS == rc && !in_place) {
+        rc = mca_coll_adapt2_describe_operand(req, 0, sbuf, rcount * size, dtype, &call.send);
+    }
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_adapt2_request_discard(req);
+        return rc;
+    }
+    ADAPT2_VERBOSE(20, "(%s) reduce_scatter_block of %zu bytes per rank%s, ring", comm->c_name,
+                   (in_place ? call.recv.bytes / (size_t) size : call.recv.bytes), in_place ? " in place" : "");
+    rc = start_call(comm, module, req, &call, why);
+    *out = req;
+    return rc;
+}
+
+/* Runs the call with adapt2, blocking (request NULL) or not; anything
+ * adapt2 does not take goes to the previous component (`fallback` runs it). */
+#define ADAPT2_RING_RUN(comm, name, start, request, fallback)                     \
+    do {                                                                          \
+        mca_coll_adapt2_request_t *req_ = NULL;                                   \
+        const char *why_ = "";                                                    \
+        int rc_ = (start);                                                        \
+        if (OMPI_ERR_NOT_SUPPORTED == rc_) {                                      \
+            mca_coll_adapt2_note_fallback((comm), name, why_);                    \
+            return fallback;                                                      \
+        }                                                                         \
+        if (OMPI_SUCCESS != rc_) {                                                \
+            mca_coll_adapt2_call_failed((comm), name, rc_, why_);                 \
+            return rc_;                                                           \
+        }                                                                         \
+        if (NULL == (request)) {                                                  \
+            return mca_coll_adapt2_request_wait_and_free(req_);                   \
+        }                                                                         \
+        *(ompi_request_t **) (request) = &req_->nbc.super;                        \
+        mca_coll_adapt2_request_nudge(req_);                                      \
+        return OMPI_SUCCESS;                                                      \
+    } while (0)
+
+int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                              int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    ADAPT2_RING_RUN(comm, "allgather",
+                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, &req_, &why_),
+                    (ompi_request_t **) NULL,
+                    m->previous.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                          m->previous.allgather_module));
+}
+
+int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                               int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    ADAPT2_RING_RUN(comm, "iallgather",
+                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, &req_, &why_),
+                    request,
+                    m->previous.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
+                                           m->previous.iallgather_module));
+}
+
+int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    ADAPT2_RING_RUN(comm, "reduce_scatter_block",
+                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, &req_, &why_),
+                    (ompi_request_t **) NULL,
+                    m->previous.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                                     m->previous.reduce_scatter_block_module));
+}
+
+int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                                          mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    ADAPT2_RING_RUN(comm, "ireduce_scatter_block",
+                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, &req_, &why_),
+                    request,
+                    m->previous.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
+                                                      m->previous.ireduce_scatter_block_module));
+}

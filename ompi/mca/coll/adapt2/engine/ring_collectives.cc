@@ -1,0 +1,94 @@
+// Allgather and Reduce_scatter_block: one phase of the ring (ring_flow.h)
+// each. The ring works in one contiguous buffer of p blocks: the user's
+// receive buffer where it can (a contiguous allgather), else a buffer from
+// the communicator's pool that the flow fills from the user's data and
+// delivers from as the result becomes final.
+#include "collectives.h"
+#include "counters.h"
+#include "ring_flow.h"
+#include "schedule.h"
+
+namespace adapt2 {
+namespace {
+
+bool host_contiguous(const adapt2_buffer_t &b) { return b.contig && !b.on_device; }
+
+RingArgs ring_args(const Comm &comm, const adapt2_call_t &call, size_t block_bytes) {
+    RingArgs a;
+    a.rank = comm.rank();
+    a.size = comm.size();
+    a.tag = call.tag;
+    a.bytes = block_bytes * static_cast<size_t>(comm.size());
+    a.block_bytes = block_bytes;
+    a.segment_bytes = call.settings.segment_size;
+    a.recv_window = call.settings.recv_window;
+    a.send_window = call.settings.send_window;
+    return a;
+}
+
+// A working buffer from the pool (the flow gives it back).
+void borrow_work(Comm &comm, RingArgs *a) {
+    if (a->bytes == 0) return;
+    a->work = comm.pool().borrow(a->bytes, 1, 1).front();
+    a->work_borrowed = true;
+}
+
+int start_ring(Comm &comm, const adapt2_call_t &call, const RingArgs &args, TraceColl trace,
+               Counter calls) {
+    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+    schedule->set_trace(trace, comm.id(), comm.next_call(), args.bytes, -1);
+    schedule->add_flow<RingFlow>(args, comm.pool());
+    count(calls, 1);
+    schedule->start();
+    return 0;
+}
+
+}  // namespace
+
+int start_allgather(Comm &comm, const adapt2_call_t &call) {
+    const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
+    const size_t mine = block * static_cast<size_t>(comm.rank());
+    RingArgs a = ring_args(comm, call, block);
+    a.reduce_scatter = false;
+    a.unit = 1;
+    if (host_contiguous(call.recv)) {
+        a.work = call.recv.contig;
+    } else {
+        borrow_work(comm, &a);
+        a.deliver = true;
+        a.deliver_to = {call.recv, 0, 0, a.bytes};
+    }
+    // This rank's block: from the send buffer, or in place from the receive
+    // buffer (nothing to copy when that is the working buffer).
+    a.fill = !(call.in_place && a.work == call.recv.contig);
+    a.fill_from = call.in_place ? RingCopy{call.recv, mine, mine, block} : RingCopy{call.send, 0, mine, block};
+    return start_ring(comm, call, a, TraceColl::allgather, Counter::allgather_calls);
+}
+
+int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call) {
+    if (!call.reduction.commutative || call.reduction.unit_bytes == 0) return -5;  // the ring combines in ring order
+    const adapt2_buffer_t &input = call.in_place ? call.recv : call.send;
+    const size_t block = input.bytes / static_cast<size_t>(comm.size());
+    RingArgs a = ring_args(comm, call, block);
+    a.allgather = false;
+    a.op = call.reduction;
+    a.unit = call.reduction.unit_bytes;
+    borrow_work(comm, &a);
+    a.fill = true;
+    a.fill_from = {input, 0, 0, a.bytes};
+    a.deliver = true;
+    a.deliver_to = {call.recv, 0, block * static_cast<size_t>(comm.rank()), block};
+    return start_ring(comm, call, a, TraceColl::reduce_scatter_block, Counter::reduce_scatter_block_calls);
+}
+
+int tags_of(const adapt2_call_t &call) { return RingFlow::tags_needed(call.settings.send_window); }
+
+int start_call(Comm &comm, const adapt2_call_t &call) {
+    switch (call.collective) {
+    case ADAPT2_COLL_ALLGATHER: return start_allgather(comm, call);
+    case ADAPT2_COLL_REDUCE_SCATTER_BLOCK: return start_reduce_scatter_block(comm, call);
+    default: return -5;  // OMPI_ERR_BAD_PARAM: this collective has its own entry point
+    }
+}
+
+}  // namespace adapt2

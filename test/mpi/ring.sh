@@ -1,0 +1,21 @@
+#!/bin/bash
+# Allgather and Reduce_scatter_block: every type class, op, count, segment
+# size, in place or not, blocking or not, over ob1 and ucx.
+. "$(dirname "$0")/lib.sh"
+MPI_FLAGS="$MPI_FLAGS --mca mpi_param_check 0" # Open MPI 4.1.4 rejects MPI_SUM on derived types
+
+check "np 2, every type, op, count and segment size" 2 -- "$BIN/ring_check"
+check "np 3 (odd), every type, op and count" 3 -- "$BIN/ring_check" --segsizes 0,100
+check "np 4, windows 1:1, small segments" 4 --mca coll_adapt2_recv_window 1 --mca coll_adapt2_send_window 1 -- \
+    "$BIN/ring_check" --segsizes 4,64 --counts 1,33,1000
+check "np 5, 8 calls in flight, 3 rounds" 5 -- "$BIN/ring_check" --depth 8 --iters 3 --counts 5,300 --segsizes 48
+check "np 4, large (1 MiB per rank, 64 KiB segments)" 4 -- "$BIN/ring_check" --types int,vec --ops sum \
+    --counts $((262144 / BIG_DIV)) --segsizes 0,65536 --depth 2
+if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
+    check "ucx: np 4, every type and op" 4 $UCX_FLAGS -- "$BIN/ring_check" --counts 1,999 --segsizes 0,256
+else
+    echo "skip: this Open MPI has no pml ucx"
+fi
+check "np 3, adapt2's UCX transport" 3 --mca coll_adapt2_transport ucx -- "$BIN/ring_check" \
+    --counts 1,999 --segsizes 0,256 --types int,vec
+finish
