@@ -1,5 +1,7 @@
 #include "adapt2_collective.h"
 
+#include "param_defaults.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -20,29 +22,36 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     Adapt2Config c;
     c.kind = kind;
     c.bytes = bytes;
+    // The component's defaults (params.def), as a user gets them.
+    namespace d = defaults;
     adapt2_tree_settings_t t{};
     t.algorithm = ADAPT2_ALG_AUTO;
-    t.fanout = 4;
-    t.radix = 8;
-    t.chains = 4;
-    t.recv_window = 4;
-    t.send_window = 2;
-    t.detach_max_message = 1 << 20;
-    t.await_min_bytes = oversubscribed ? 131072 : 0;
+    t.fanout = d::bcast_fanout;
+    t.radix = d::bcast_radix;
+    t.chains = d::bcast_chains;
+    t.recv_window = d::recv_window;
+    t.send_window = d::send_window;
+    t.detach_max_message = d::detach_max_message;
+    t.await_min_bytes = oversubscribed ? 131072 : 0;  // detach_await_min_bytes=-1 (auto)
     t.blocking = 1;
     t.topology = 0;  // set per machine by Adapt2Collective (Adapt2Config::topology)
     t.node_algorithm = ADAPT2_ALG_AUTO;
     t.numa_algorithm = ADAPT2_ALG_AUTO;
-    t.topology_segment_size = 262144;
+    t.topology_segment_size = d::topology_segment_size;
+    t.node_segment_size = d::node_segment_size;
+    t.numa_segment_size = d::numa_segment_size;
     c.bcast = t;
-    c.bcast.segment_size = 1 << 20;
+    c.bcast.segment_size = d::bcast_segment_size;
     c.reduce.tree = t;
-    c.reduce.tree.segment_size = 262144;
+    c.reduce.tree.segment_size = d::reduce_segment_size;
+    c.reduce.reproducible = d::reproducible;
     c.allreduce.tree = t;
-    c.allreduce.tree.segment_size = 65536;
+    c.allreduce.tree.segment_size = d::allreduce_segment_size;
     c.allreduce.algorithm = ADAPT2_ALLREDUCE_AUTO;
-    c.allreduce.ring_min_bytes = 262144;
-    c.allreduce.ring_max_bytes = 8388608;
+    c.allreduce.ring_min_bytes = d::allreduce_ring_min_bytes;
+    c.allreduce.ring_max_bytes = d::allreduce_ring_max_bytes;
+    c.allreduce.recdoubling_max_bytes = d::allreduce_recdoubling_max_bytes;
+    c.allreduce.reproducible = d::reproducible;
     return c;
 }
 

@@ -16,7 +16,8 @@ static const char *free_mode_names[] = {"freed at the end", "freed once its call
 
 
 /* The smallest size among the groups of a split, known to every rank (by
- * MPI_Allgather, which adapt2 does not implement). */
+ * MPI_Allgather: adapt2 runs it, but the fuzzer does not test it; ring.sh
+ * does). */
 static void set_min_size(comm_t *c)
 {
     int *sizes = malloc(sizeof(int) * (size_t) wsize);

@@ -99,10 +99,9 @@ void run_case(const Case &c) {
         call.recv = describe(k.recv, k.recv_s, c.strided_recv, recv_bytes);
         call.in_place = c.in_place;
         call.reduction = {4, 1, nullptr, sum_i32, nullptr, 0, 0};
-        call.settings.segment_size = c.segment;
-        call.settings.recv_window = c.recv_window;
-        call.settings.send_window = c.send_window;
-        call.tag = 100;
+        call.settings.tree.segment_size = c.segment;
+        call.settings.tree.recv_window = c.recv_window;
+        call.settings.tree.send_window = c.send_window;
         call.done = on_done;
         call.ctx = &k.done;
         if (start_call(*comms[r], call) != 0) fail_msg("%s: start failed", c.str().c_str());
@@ -177,6 +176,56 @@ void test_reduce_scatter_refuses_non_commutative(void **) {
     assert_int_equal(net.posted(), 0);
 }
 
+// Broadcast, reduce and allreduce through the same call description and
+// entry point, one after the other on one set of communicators (each call
+// reserves its own tags from the communicator): every rank's data checked.
+void test_entry_point_runs_every_collective(void **) {
+    const int p = 5;
+    const size_t n = 300;  // int32 elements
+    for (const NetworkOptions &net_options : completion_orders(3)) {
+        FakeNetwork net(p, net_options);
+        std::vector<std::unique_ptr<Comm>> comms;
+        std::vector<std::vector<int32_t>> send(p, std::vector<int32_t>(n)), recv(p, std::vector<int32_t>(n));
+        std::vector<Done> done(p);
+        for (int r = 0; r < p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, 1 << 20));
+        for (int collective : {ADAPT2_COLL_BCAST, ADAPT2_COLL_REDUCE, ADAPT2_COLL_ALLREDUCE}) {
+            const int root = 2;
+            for (int r = 0; r < p; ++r) {
+                for (size_t i = 0; i < n; ++i) send[r][i] = contribution(r, i), recv[r][i] = r == root ? 7 * i : -1;
+                adapt2_call_t call{};
+                call.collective = collective;
+                call.send = contiguous_buffer(reinterpret_cast<char *>(send[r].data()), n * 4);
+                call.recv = contiguous_buffer(reinterpret_cast<char *>(recv[r].data()), n * 4);
+                call.root = root;
+                call.reduction = {4, 1, nullptr, sum_i32, nullptr, 0, 0};
+                call.settings.tree.algorithm = ADAPT2_ALG_BINOMIAL;
+                call.settings.tree.segment_size = 256;
+                call.settings.tree.recv_window = 4, call.settings.tree.send_window = 2;
+                call.settings.algorithm = ADAPT2_ALLREDUCE_TREE;
+                call.done = on_done;
+                call.ctx = &done[r];
+                if (start_call(*comms[r], call) != 0) fail_msg("collective %d: start failed", collective);
+            }
+            net.run();
+            for (int r = 0; r < p; ++r) {
+                const bool has_result = collective != ADAPT2_COLL_REDUCE || r == root;
+                for (size_t i = 0; has_result && i < n; ++i) {
+                    int32_t want = 7 * static_cast<int32_t>(i);
+                    if (collective != ADAPT2_COLL_BCAST) {
+                        want = 0;
+                        for (int q = 0; q < p; ++q) want += contribution(q, i);
+                    }
+                    if (recv[r][i] != want)
+                        fail_msg("collective %d: rank %d element %zu is %d, expected %d", collective, r, i,
+                                 recv[r][i], want);
+                }
+            }
+        }
+        for (int r = 0; r < p; ++r) assert_int_equal(done[r].calls, 3);
+        if (net.unmatched() != 0) fail_msg("%zu operations left unmatched", net.unmatched());
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -184,6 +233,7 @@ int main() {
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_reduce_scatter_block),
         cmocka_unit_test(test_reduce_scatter_refuses_non_commutative),
+        cmocka_unit_test(test_entry_point_runs_every_collective),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

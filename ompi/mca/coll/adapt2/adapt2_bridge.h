@@ -189,6 +189,11 @@ typedef struct adapt2_comm_settings {
     void (*progress)(void);    /* advances the transports (waiting for detach room) */
     const int *node;           /* per rank: its node (equal = same node), or NULL: unknown */
     const int *numa;           /* per rank: its NUMA domain within its node, or NULL */
+    /* Reserves `count` consecutive tags for one call and returns the first
+     * (they count down): Open MPI's per-communicator collective tags, which
+     * every component's non-blocking calls share. */
+    int (*reserve_tags)(void *ctx, int count);
+    void *reserve_ctx;
 } adapt2_comm_settings_t;
 
 /* Per-communicator engine state. */
@@ -230,19 +235,6 @@ int mca_coll_adapt2_engine_device_progress(void);
 /* The last device error as text ("" if none). */
 const char *mca_coll_adapt2_engine_device_last_error(void);
 
-/* How many consecutive tags (counting down from the one passed to ibcast) a
- * broadcast of `bytes` packed bytes with these settings uses; every rank
- * computes the same number. */
-int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings, size_t bytes, int size);
-
-/* Starts a broadcast; `done(done_ctx, status)` runs when this rank is finished
- * (possibly before this call returns). Returns 0 or an error code, in which
- * case `done` is never called. */
-int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *comm, const adapt2_buffer_t *buf,
-                                  int root, int tag, const adapt2_bcast_settings_t *settings,
-                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx,
-                                  void **grace);
-
 /* A blocking call's grace period. A rank that may detach first waits for
  * its peers to enter the call (they say hello); only those still missing
  * when the period ends are served from a copy. Without noise nobody is late
@@ -252,47 +244,36 @@ int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *comm, const adapt2_buffe
 void mca_coll_adapt2_engine_grace_fire(void *grace);
 void mca_coll_adapt2_engine_grace_release(void *grace);
 
-/* Reduce: `own` is this rank's contribution; `result` (root only, else
- * NULL) receives the result; `in_place` (root): own data is in `result`.
- * Tags: mca_coll_adapt2_engine_reduce_tags() of them, counting down. */
-int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings, size_t bytes,
-                                       size_t unit_bytes, int commutative);
-int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *comm, const adapt2_buffer_t *own,
-                                   const adapt2_buffer_t *result, int in_place,
-                                   const adapt2_reduction_t *reduction, int root, int tag,
-                                   const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
-                                   adapt2_done_fn finished, void *ctx, void **grace);
+/* Every setting a call may use, validated by the C layer from the MCA
+ * variables (the tree's for every collective; the rest where it applies). */
+typedef adapt2_allreduce_settings_t adapt2_call_settings_t;
 
-/* Allreduce: `result` on every rank; `in_place`: own data is in `result`. */
-int mca_coll_adapt2_engine_allreduce_tags(const adapt2_allreduce_settings_t *settings);
-int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *comm, const adapt2_buffer_t *own,
-                                      const adapt2_buffer_t *result, int in_place,
-                                      const adapt2_reduction_t *reduction, int tag,
-                                      const adapt2_allreduce_settings_t *settings,
-                                      adapt2_done_fn done, adapt2_done_fn finished, void *ctx);
-
-/* One call of a collective, described for the engine's single entry point
- * (Allgather and Reduce_scatter_block so far).
+/* One call of a collective: what the engine's single entry point starts.
+ *   bcast:                recv: the buffer (the data at the root).
+ *   reduce:               send: this rank's contribution; recv: the result (root only).
+ *   allreduce:            send: the contribution; recv: the result.
  *   allgather:            send: this rank's block; recv: p blocks, block r from rank r.
  *   reduce_scatter_block: send: p blocks; recv: block r of their reduction.
- * With in_place, the contribution is in recv (for reduce_scatter_block recv
- * then describes all p blocks, and the result goes to its first one). */
+ * With in_place, the contribution is in recv (reduce: at the root; for
+ * reduce_scatter_block recv then describes all p blocks, and the result goes
+ * to its first one). */
 typedef struct adapt2_call {
     int collective;                  /* an adapt2_collective_t */
     adapt2_buffer_t send;
     adapt2_buffer_t recv;
     int in_place;
-    adapt2_reduction_t reduction;    /* reductions only */
-    adapt2_tree_settings_t settings; /* segment_size, recv_window, send_window */
-    int tag;                         /* first of mca_coll_adapt2_engine_call_tags() tags, counting down */
-    adapt2_done_fn done;             /* as for the other entry points */
+    int root;                        /* bcast, reduce */
+    adapt2_reduction_t reduction;    /* reductions */
+    adapt2_call_settings_t settings;
+    adapt2_done_fn done;             /* see "How the engine reports a collective" */
     adapt2_done_fn finished;
     void *ctx;
+    void **grace;                    /* blocking bcast/reduce: receives the call's grace
+                                        period or NULL (see above); NULL: none wanted */
 } adapt2_call_t;
-/* Tags the call uses; every rank computes the same number. */
-int mca_coll_adapt2_engine_call_tags(const adapt2_call_t *call);
-/* Starts the call: 0, `done` called once later (or before returning), or an
- * error code and `done` never called. */
+/* Reserves the call's tags on the communicator (adapt2_comm_settings_t's
+ * reserve_tags) and starts it: 0, with `done` called once later (or before
+ * returning), or an error code and `done` never called. */
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.

@@ -20,61 +20,22 @@
 
 BEGIN_C_DECLS
 
+/* The C type of each kind of parameter in params.def. */
+#define ADAPT2_CTYPE_INT int
+#define ADAPT2_CTYPE_LONG long
+#define ADAPT2_CTYPE_STRING char *
+
 typedef struct mca_coll_adapt2_component_t {
     mca_coll_base_component_2_0_0_t super;
     int output;          /* opal_output stream for verbose messages */
     bool thread_multiple; /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
                              later overwrites Open MPI's own flag) */
-    int priority;
-    int verbose;
-    int recv_window;
-    int send_window;
-    long pool_max_bytes; /* staging bytes per communicator */
-    int reproducible;    /* reductions combine in a fixed order */
-    char *trace;         /* file prefix of the per-rank trace; empty: off */
     char trace_prefix[4096]; /* copied when tracing starts: the variable may be gone at close */
-    long trace_max_events;
-    /* decoupled completion and progress (coll_adapt2_lifecycle.c, _progress.c) */
-    long detach_max_message; /* calls up to this size may complete early (0: never) */
-    long detach_max_bytes;   /* per communicator: cap on the copies detached calls hold */
-    int detach_grace_us;     /* blocking calls copy only for peers this late */
-    long detach_await_min_bytes; /* ... from this size (bcast root; below: copy at once) */
-    int progress_thread;     /* 1: a thread progresses detached calls */
-    int progress_interval_us;
-    char *transport;         /* pml or ucx */
-    int inject_send_failure; /* testing: the Nth send this process posts fails (0: never) */
-    /* broadcast (the tree parameters apply to reductions too) */
-    char *bcast_algorithm;
-    long bcast_segment_size;
-    int bcast_fanout;
-    int bcast_radix;
-    int bcast_chains;
-    /* reduce and allreduce */
-    char *reduce_algorithm;
-    long reduce_segment_size;
-    char *allreduce_algorithm;
-    long allreduce_segment_size;
-    long allreduce_ring_min_bytes;
-    long allreduce_ring_max_bytes;
-    long allreduce_recdoubling_max_bytes;
-    /* allgather and reduce_scatter_block (coll_adapt2_ring.c) */
-    char *allgather_algorithm;
-    long allgather_segment_size;
-    char *reduce_scatter_block_algorithm;
-    long reduce_scatter_block_segment_size;
-    /* multi-level trees (coll_adapt2_topology.c) */
-    int topology;
-    char *nodes;             /* node boundaries declared by hand; empty: Open MPI's view */
-    char *node_algorithm;
-    char *numa_algorithm;
-    long topology_segment_size;
-    long node_segment_size;
-    long numa_segment_size;
-    int device;              /* GPU buffers: 1 auto, 0 off */
-    int device_streams;
-    int device_queue_capacity;
-    long device_pinned_max_bytes;
-    int device_mock;         /* testing: a mock device owns every user buffer */
+    /* The MCA parameters' storage, by name (params.def); read them through
+     * ADAPT2_INT(name) & co., which check the value. */
+#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) ADAPT2_CTYPE_##TYPE name;
+#include "../params.def"
+#undef ADAPT2_PARAM
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
@@ -136,7 +97,6 @@ typedef struct mca_coll_adapt2_request_t {
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
 
 /* where the ranks are (coll_adapt2_topology.c) */
-int mca_coll_adapt2_topology_register(void);
 bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa);
 void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s,
                                        const mca_coll_adapt2_module_t *module);
@@ -145,17 +105,26 @@ void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s,
 int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-/* MCA variables: registration and checked reads (coll_adapt2_params.c) */
-int mca_coll_adapt2_register_int(const char *name, const char *help, int deflt, int *storage);
-int mca_coll_adapt2_register_long(const char *name, const char *help, long deflt, long *storage);
-int mca_coll_adapt2_register_string(const char *name, const char *help, const char *deflt,
-                                    char **storage);
-int mca_coll_adapt2_checked_int(const char *name, int value, int min, int max, int deflt);
-long mca_coll_adapt2_checked_long(const char *name, long value, long min, long max, long deflt);
-int mca_coll_adapt2_checked_algorithm(const char *name, const char *value);
-void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, const char *algorithm_param,
-                                   const char *algorithm, const char *segment_param, long segment,
-                                   long segment_default);
+/* MCA variables (params.def): registration and checked reads
+ * (coll_adapt2_params.c). A value out of its range is reported once, by
+ * name, and the default is used. */
+typedef enum {
+#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) ADAPT2_P_##name,
+#include "../params.def"
+#undef ADAPT2_PARAM
+    ADAPT2_P_COUNT
+} mca_coll_adapt2_param_t;
+int mca_coll_adapt2_register_params(void);
+int mca_coll_adapt2_param_int(mca_coll_adapt2_param_t id);
+long mca_coll_adapt2_param_long(mca_coll_adapt2_param_t id);
+const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id); /* never NULL */
+#define ADAPT2_INT(name) mca_coll_adapt2_param_int(ADAPT2_P_##name)
+#define ADAPT2_LONG(name) mca_coll_adapt2_param_long(ADAPT2_P_##name)
+#define ADAPT2_STRING(name) mca_coll_adapt2_param_string(ADAPT2_P_##name)
+/* A tree algorithm parameter by name (unknown: reported, auto). */
+int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id);
+void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_param_t algorithm,
+                                   mca_coll_adapt2_param_t segment_size);
 bool mca_coll_adapt2_use_previous(const char *algorithm);
 /* Reports an invalid value once per parameter and value. */
 void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
@@ -165,7 +134,6 @@ void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char 
 int mca_coll_adapt2_register_pvars(void);
 
 /* GPU buffers (coll_adapt2_device.c) */
-int mca_coll_adapt2_device_register(void);
 bool mca_coll_adapt2_device_active(void); /* a CUDA device is used (decided at the first call) */
 void mca_coll_adapt2_device_close(void);
 /* Marks a described buffer that lives on a GPU (`user`: the caller's
@@ -174,7 +142,6 @@ void mca_coll_adapt2_device_close(void);
 int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const char **why);
 
 /* broadcast */
-int mca_coll_adapt2_bcast_register(void);
 int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
@@ -193,6 +160,10 @@ void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req);
  * abort the job. `call` names the call (e.g. "MPI_Bcast"). */
 void mca_coll_adapt2_call_failed(struct ompi_communicator_t *comm, const char *call, int rc,
                                  const char *why);
+/* Starts a described call on the module's engine, reporting to `req`; on
+ * failure (nothing started) `why` says why and the caller discards req. */
+int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
+                               adapt2_call_t *call, const char **why);
 /* Why the engine refused to start a call that returned `rc`. */
 const char *mca_coll_adapt2_start_failure(int rc);
 enum { ADAPT2_DEFER_DONE = 1, ADAPT2_DEFER_FINISHED = 2, ADAPT2_DEFER_QUEUED = 4 };
@@ -230,7 +201,6 @@ int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, int which, v
 void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req);
 
 /* reductions (coll_adapt2_reduce.c) */
-int mca_coll_adapt2_reduce_register(void);
 int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
@@ -254,7 +224,6 @@ void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *
 void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reduction_t *red);
 
 /* allgather and reduce-scatter (coll_adapt2_ring.c) */
-int mca_coll_adapt2_ring_register(void);
 int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                               int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *module);

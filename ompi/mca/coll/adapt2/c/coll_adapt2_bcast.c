@@ -9,25 +9,6 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
-int mca_coll_adapt2_bcast_register(void)
-{
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    static char help[256];
-    snprintf(help, sizeof help,
-             "Broadcast tree: %s; or 'previous' to hand broadcasts to the component "
-             "selected before adapt2", mca_coll_adapt2_engine_algorithm_names());
-    mca_coll_adapt2_register_string("bcast_algorithm", help, "auto", &c->bcast_algorithm);
-    mca_coll_adapt2_register_long("bcast_segment_size",
-        "Broadcast segment size in bytes (0: do not segment)", 1L << 20, &c->bcast_segment_size);
-    mca_coll_adapt2_register_int("bcast_fanout", "Children per rank of the 'kary' tree", 4,
-                                 &c->bcast_fanout);
-    mca_coll_adapt2_register_int("bcast_radix",
-        "Radix of the 'knomial' tree, which 'auto' uses (at least 2)", 8, &c->bcast_radix);
-    mca_coll_adapt2_register_int("bcast_chains", "Chains of the 'chain' tree", 4,
-                                 &c->bcast_chains);
-    return OMPI_SUCCESS;
-}
-
 void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,
                                    const char *why)
 {
@@ -42,42 +23,35 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
                        struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                        bool blocking, mca_coll_adapt2_request_t **out, const char **why)
 {
-    adapt2_bcast_settings_t settings;
-    adapt2_buffer_t buf;
+    adapt2_call_t call;
     int rc;
 
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    mca_coll_adapt2_tree_settings(&settings, "bcast_algorithm", c->bcast_algorithm,
-                                  "bcast_segment_size", c->bcast_segment_size, 1L << 20);
-    settings.blocking = blocking;
+    memset(&call, 0, sizeof call);
+    call.collective = ADAPT2_COLL_BCAST;
+    call.root = root;
+    mca_coll_adapt2_tree_settings(&call.settings.tree, ADAPT2_P_bcast_algorithm, ADAPT2_P_bcast_segment_size);
+    call.settings.tree.blocking = blocking;
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
         *why = "the communicator's engine state could not be created (out of memory)";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    mca_coll_adapt2_topology_settings(&settings, module);
+    mca_coll_adapt2_topology_settings(&call.settings.tree, module);
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm, module);
     if (NULL == req) {
         *why = "no memory for the request";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &buf);
+    rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &call.recv);
     if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_adapt2_device_mark(buff, &buf, why);
+        rc = mca_coll_adapt2_device_mark(buff, &call.recv, why);
     }
     if (OMPI_SUCCESS == rc) {
-        int tags = mca_coll_adapt2_engine_bcast_tags(&settings, buf.bytes, ompi_comm_size(comm));
-        int tag = ompi_coll_base_nbc_reserve_tags(comm, tags);
-        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s, tag %d%s", comm->c_name,
-                       buf.bytes, root, mca_coll_adapt2_engine_algorithm_name(settings.algorithm),
-                       tag, buf.on_device ? ", GPU buffer" : "");
-        rc = mca_coll_adapt2_engine_ibcast(engine, &buf, root, tag, &settings,
-                                           mca_coll_adapt2_request_done,
-                                           mca_coll_adapt2_request_finished, req,
-                                           blocking ? &req->grace : NULL);
-        if (OMPI_SUCCESS != rc) {
-            *why = mca_coll_adapt2_start_failure(rc);
-        }
+        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s%s", comm->c_name,
+                       call.recv.bytes, root, mca_coll_adapt2_engine_algorithm_name(call.settings.tree.algorithm),
+                       call.recv.on_device ? ", GPU buffer" : "");
+        call.grace = blocking ? &req->grace : NULL;
+        rc = mca_coll_adapt2_start_call(module, req, &call, why);
     }
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -93,7 +67,7 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
 {
     mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req;
-    if (mca_coll_adapt2_use_previous(mca_coll_adapt2_component.bcast_algorithm)) {
+    if (mca_coll_adapt2_use_previous(ADAPT2_STRING(bcast_algorithm))) {
         mca_coll_adapt2_note_fallback(comm, "ibcast", "bcast_algorithm=previous");
         return module->previous.ibcast(buff, count, datatype, root, comm, request,
                                        module->previous.ibcast_module);
@@ -119,7 +93,7 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
 {
     mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req;
-    if (mca_coll_adapt2_use_previous(mca_coll_adapt2_component.bcast_algorithm)) {
+    if (mca_coll_adapt2_use_previous(ADAPT2_STRING(bcast_algorithm))) {
         mca_coll_adapt2_note_fallback(comm, "bcast", "bcast_algorithm=previous");
         return module->previous.bcast(buff, count, datatype, root, comm,
                                       module->previous.bcast_module);

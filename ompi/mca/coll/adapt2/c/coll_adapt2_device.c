@@ -19,29 +19,6 @@ static struct {
     bool progress_registered;
 } device = {.once = PTHREAD_ONCE_INIT};
 
-int mca_coll_adapt2_device_register(void)
-{
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    mca_coll_adapt2_register_int("device",
-        "GPU buffers: 1 (auto): stage CUDA device and managed buffers through pinned host memory "
-        "when a CUDA device and driver are present; 0: treat every buffer as host memory", 1,
-        &c->device);
-    mca_coll_adapt2_register_int("device_streams",
-        "GPU buffers: CUDA streams per communicator (1-64)", 4, &c->device_streams);
-    mca_coll_adapt2_register_int("device_queue_capacity",
-        "GPU buffers: device copies outstanding per communicator (beyond, a call fails with "
-        "an error naming this parameter)", 1024, &c->device_queue_capacity);
-    mca_coll_adapt2_register_int("device_mock",
-        "Testing: a mock GPU (host memory; its copies complete late, from the progress loop), "
-        "to test device staging without a GPU: 1: every user buffer is its device memory; "
-        "2: no user buffer is (host buffers on a GPU machine); 0: off",
-        0, &c->device_mock);
-    mca_coll_adapt2_register_long("device_pinned_max_bytes",
-        "GPU buffers: cap on the pinned staging buffers of a communicator, in bytes", 64L << 20,
-        &c->device_pinned_max_bytes);
-    return OMPI_SUCCESS;
-}
-
 static int progress_devices(void)
 {
     return mca_coll_adapt2_engine_device_progress();
@@ -49,18 +26,15 @@ static int progress_devices(void)
 
 static void start_device(void)
 {
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    if (!mca_coll_adapt2_checked_int("device", c->device, 0, 1, 1)) {
+    if (!ADAPT2_INT(device)) {
         ADAPT2_VERBOSE(10, "GPU buffers: off (coll_adapt2_device=0)");
         return;
     }
     adapt2_device_settings_t s = {
-        .streams = mca_coll_adapt2_checked_int("device_streams", c->device_streams, 1, 64, 4),
-        .queue_capacity = mca_coll_adapt2_checked_int("device_queue_capacity",
-                                                      c->device_queue_capacity, 16, 1 << 20, 1024),
-        .pinned_max_bytes = (size_t) mca_coll_adapt2_checked_long(
-            "device_pinned_max_bytes", c->device_pinned_max_bytes, 0, LONG_MAX, 64L << 20),
-        .mock = mca_coll_adapt2_checked_int("device_mock", c->device_mock, 0, 2, 0),
+        .streams = ADAPT2_INT(device_streams),
+        .queue_capacity = ADAPT2_INT(device_queue_capacity),
+        .pinned_max_bytes = (size_t) ADAPT2_LONG(device_pinned_max_bytes),
+        .mock = ADAPT2_INT(device_mock),
     };
     char reason[256] = "";
     device.active = mca_coll_adapt2_engine_device_start(&s, reason, sizeof reason);

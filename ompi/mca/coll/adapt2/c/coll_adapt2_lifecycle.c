@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "coll_adapt2.h"
+
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "coll_adapt2_ucx.h"
 
 #include "opal/runtime/opal_progress.h"
@@ -130,9 +132,15 @@ static void describe_layout(mca_coll_adapt2_module_t *module, ompi_communicator_
     module->cid = comm->c_contextid;
     ADAPT2_VERBOSE(10, "(%s) %d rank(s) on %d node(s)%s; multi-level trees %s", comm->c_name,
                    ompi_comm_size(comm), shape.nodes,
-                   mca_coll_adapt2_component.nodes && mca_coll_adapt2_component.nodes[0]
-                       ? " (declared by coll_adapt2_nodes)" : "",
+                   ADAPT2_STRING(nodes)[0] ? " (declared by coll_adapt2_nodes)" : "",
                    module->multi_level ? "apply (coll_adapt2_topology)" : "do not apply");
+}
+
+/* Tags of one call: Open MPI's per-communicator collective tags, which
+ * libnbc and the other components' non-blocking calls share. */
+static int reserve_tags(void *comm, int count)
+{
+    return ompi_coll_base_nbc_reserve_tags((ompi_communicator_t *) comm, count);
 }
 
 adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module,
@@ -148,18 +156,17 @@ adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *mo
     }
     int *numa = node + size;
     bool numa_known = mca_coll_adapt2_topology_of(comm, node, numa);
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     adapt2_transport_ops_t ops;
     connect_transport(module, comm, &ops);
     adapt2_comm_settings_t s = {
         .rank = ompi_comm_rank(comm),
         .size = ompi_comm_size(comm),
         .comm_id = comm->c_contextid,
-        .pool_max_bytes = (size_t) mca_coll_adapt2_checked_long("pool_max_bytes", c->pool_max_bytes,
-                                                                0, LONG_MAX, 32L << 20),
-        .detach_max_bytes = (size_t) mca_coll_adapt2_checked_long(
-            "detach_max_bytes", c->detach_max_bytes, 0, LONG_MAX, 8L << 20),
+        .pool_max_bytes = (size_t) ADAPT2_LONG(pool_max_bytes),
+        .detach_max_bytes = (size_t) ADAPT2_LONG(detach_max_bytes),
         .progress = progress_transports,
+        .reserve_tags = reserve_tags,
+        .reserve_ctx = comm,
         .node = node,
         .numa = numa_known ? numa : NULL,
     };

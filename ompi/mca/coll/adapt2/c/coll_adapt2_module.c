@@ -107,13 +107,11 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
 
-    module->transport = mca_coll_adapt2_transport_from_name(c->transport);
-    if (c->trace && c->trace[0] && !c->trace_prefix[0]) {
-        snprintf(c->trace_prefix, sizeof c->trace_prefix, "%s", c->trace);
+    module->transport = mca_coll_adapt2_transport_from_name(ADAPT2_STRING(transport));
+    if (ADAPT2_STRING(trace)[0] && !c->trace_prefix[0]) {
+        snprintf(c->trace_prefix, sizeof c->trace_prefix, "%s", ADAPT2_STRING(trace));
         ADAPT2_VERBOSE(10, "tracing to %s.<world rank>.csv", c->trace_prefix);
-        /* at most 64 Mi events (a few GiB): larger cannot be allocated */
-        long events = mca_coll_adapt2_checked_long("trace_max_events", c->trace_max_events, 1,
-                                                   1L << 26, 1L << 20);
+        long events = ADAPT2_LONG(trace_max_events);
         mca_coll_adapt2_engine_trace_enable((size_t) events,
                                             ompi_comm_rank(&ompi_mpi_comm_world.comm));
     }
@@ -147,7 +145,7 @@ mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *c
     /* Modules are enabled in ascending priority and each one saves what was
      * installed before it, so 0 or less would leave adapt2 with nothing to
      * fall back to and then be overridden anyway: decline instead. */
-    *priority = mca_coll_adapt2_component.priority;
+    *priority = ADAPT2_INT(priority);
     if (*priority <= 0) {
         ADAPT2_VERBOSE(10, "(%s) priority %d; not selected (set coll_adapt2_priority, e.g. 100)",
                        comm->c_name, *priority);

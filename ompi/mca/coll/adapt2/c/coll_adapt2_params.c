@@ -4,6 +4,7 @@
  * with the parameter's name and the value used instead.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,34 +19,59 @@ static mca_base_component_t *component(void)
     return &mca_coll_adapt2_component.super.collm_version;
 }
 
+/* The parameters of params.def as data: name, kind, default, range, help,
+ * and where the component keeps the value. */
+enum { KIND_INT, KIND_LONG, KIND_STRING };
+#define ADAPT2_KIND_INT KIND_INT
+#define ADAPT2_KIND_LONG KIND_LONG
+#define ADAPT2_KIND_STRING KIND_STRING
+#define ADAPT2_NUMBER_INT(d) (d)
+#define ADAPT2_NUMBER_LONG(d) (d)
+#define ADAPT2_NUMBER_STRING(d) 0
+#define ADAPT2_TEXT_INT(d) NULL
+#define ADAPT2_TEXT_LONG(d) NULL
+#define ADAPT2_TEXT_STRING(d) (d)
+static const struct param {
+    const char *name;
+    int kind;
+    long deflt;          /* INT and LONG */
+    const char *text;    /* STRING's default */
+    long min, max;
+    const char *help;
+    size_t offset;       /* in mca_coll_adapt2_component_t */
+} params[] = {
+#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help)                                    \
+    {#name, ADAPT2_KIND_##TYPE, ADAPT2_NUMBER_##TYPE(deflt), ADAPT2_TEXT_##TYPE(deflt), min, \
+     max, help, offsetof(mca_coll_adapt2_component_t, name)},
+#include "../params.def"
+#undef ADAPT2_PARAM
+};
+
+static void *storage(const struct param *p)
+{
+    return (char *) &mca_coll_adapt2_component + p->offset;
+}
+
 /* Variables are ALL_EQ (every rank must use the same value) and SETTABLE:
  * adapt2 reads them at every call, so MPI_T may change them between calls
  * (the tests and the tuning tool do). */
-static int register_var(const char *name, const char *help, mca_base_var_type_t type,
-                        void *storage)
+int mca_coll_adapt2_register_params(void)
 {
-    return mca_base_component_var_register(component(), name, help, type, NULL, 0,
-                                           MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-                                           MCA_BASE_VAR_SCOPE_ALL_EQ, storage);
-}
-
-int mca_coll_adapt2_register_int(const char *name, const char *help, int deflt, int *storage)
-{
-    *storage = deflt;
-    return register_var(name, help, MCA_BASE_VAR_TYPE_INT, storage);
-}
-
-int mca_coll_adapt2_register_long(const char *name, const char *help, long deflt, long *storage)
-{
-    *storage = deflt;
-    return register_var(name, help, MCA_BASE_VAR_TYPE_LONG, storage);
-}
-
-int mca_coll_adapt2_register_string(const char *name, const char *help, const char *deflt,
-                                    char **storage)
-{
-    *storage = (char *) deflt;
-    return register_var(name, help, MCA_BASE_VAR_TYPE_STRING, storage);
+    static const mca_base_var_type_t types[] = {MCA_BASE_VAR_TYPE_INT, MCA_BASE_VAR_TYPE_LONG,
+                                                MCA_BASE_VAR_TYPE_STRING};
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; ++i) {
+        const struct param *p = &params[i];
+        if (KIND_INT == p->kind) *(int *) storage(p) = (int) p->deflt;
+        if (KIND_LONG == p->kind) *(long *) storage(p) = p->deflt;
+        if (KIND_STRING == p->kind) *(char **) storage(p) = (char *) p->text;
+        int rc = mca_base_component_var_register(component(), p->name, p->help, types[p->kind], NULL, 0,
+                                                 MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+                                                 MCA_BASE_VAR_SCOPE_ALL_EQ, storage(p));
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
 }
 
 /* Remembers the last invalid value reported per parameter name, so a bad
@@ -85,7 +111,7 @@ void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const cha
     }
 }
 
-long mca_coll_adapt2_checked_long(const char *name, long value, long min, long max, long deflt)
+static long checked_long(const char *name, long value, long min, long max, long deflt)
 {
     if (value >= min && value <= max) {
         return value;
@@ -102,10 +128,23 @@ long mca_coll_adapt2_checked_long(const char *name, long value, long min, long m
     return deflt;
 }
 
-int mca_coll_adapt2_checked_int(const char *name, int value, int min, int max, int deflt)
+int mca_coll_adapt2_param_int(mca_coll_adapt2_param_t id)
 {
-    return (int) mca_coll_adapt2_checked_long(name, value, min, max == INT_MAX ? LONG_MAX : max,
-                                              deflt);
+    const struct param *p = &params[id];
+    return (int) checked_long(p->name, *(int *) storage(p), p->min, p->max == INT_MAX ? LONG_MAX : p->max,
+                              p->deflt);
+}
+
+long mca_coll_adapt2_param_long(mca_coll_adapt2_param_t id)
+{
+    const struct param *p = &params[id];
+    return checked_long(p->name, *(long *) storage(p), p->min, p->max, p->deflt);
+}
+
+const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id)
+{
+    const char *value = *(char **) storage(&params[id]);
+    return value ? value : "";
 }
 
 /* From what size a blocking broadcast root waits for its children's hellos
@@ -131,23 +170,18 @@ static size_t auto_await_min_bytes(void)
 /* Tree, segment and window settings of one call: the algorithm and segment
  * size of the collective at hand, the tree parameters and windows shared by
  * all collectives. Every value checked. */
-void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, const char *algorithm_param,
-                                   const char *algorithm, const char *segment_param, long segment,
-                                   long segment_default)
+void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_param_t algorithm,
+                                   mca_coll_adapt2_param_t segment_size)
 {
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    s->algorithm = mca_coll_adapt2_checked_algorithm(algorithm_param, algorithm);
-    s->segment_size = (size_t) mca_coll_adapt2_checked_long(segment_param, segment, 0, INT_MAX,
-                                                            segment_default);
-    s->fanout = mca_coll_adapt2_checked_int("bcast_fanout", c->bcast_fanout, 1, INT_MAX, 4);
-    s->radix = mca_coll_adapt2_checked_int("bcast_radix", c->bcast_radix, 2, INT_MAX, 8);
-    s->chains = mca_coll_adapt2_checked_int("bcast_chains", c->bcast_chains, 1, INT_MAX, 4);
-    s->recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
-    s->send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
-    s->detach_max_message = (size_t) mca_coll_adapt2_checked_long(
-        "detach_max_message", c->detach_max_message, 0, LONG_MAX, 1L << 20);
-    long await_min = mca_coll_adapt2_checked_long("detach_await_min_bytes", c->detach_await_min_bytes,
-                                                  -1, LONG_MAX, -1);
+    s->algorithm = mca_coll_adapt2_checked_algorithm(algorithm);
+    s->segment_size = (size_t) mca_coll_adapt2_param_long(segment_size);
+    s->fanout = ADAPT2_INT(bcast_fanout);
+    s->radix = ADAPT2_INT(bcast_radix);
+    s->chains = ADAPT2_INT(bcast_chains);
+    s->recv_window = ADAPT2_INT(recv_window);
+    s->send_window = ADAPT2_INT(send_window);
+    s->detach_max_message = (size_t) ADAPT2_LONG(detach_max_message);
+    long await_min = ADAPT2_LONG(detach_await_min_bytes);
     s->await_min_bytes = (size_t) (await_min >= 0 ? await_min : auto_await_min_bytes());
     s->blocking = 0;
     s->topology = 0; /* mca_coll_adapt2_topology_settings() sets these */
@@ -162,8 +196,9 @@ bool mca_coll_adapt2_use_previous(const char *algorithm)
     return algorithm && 0 == strcmp(algorithm, "previous");
 }
 
-int mca_coll_adapt2_checked_algorithm(const char *name, const char *value)
+int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id)
 {
+    const char *name = params[id].name, *value = mca_coll_adapt2_param_string(id);
     if (mca_coll_adapt2_use_previous(value)) {
         return ADAPT2_ALG_AUTO; /* the caller decided already; a tree is still needed */
     }

@@ -67,8 +67,7 @@ static int arm(ompi_request_t *req, void *op)
 static bool inject_failure(void)
 {
     static volatile int32_t sends;
-    int n = mca_coll_adapt2_checked_int("inject_send_failure", mca_coll_adapt2_component.inject_send_failure,
-                                        0, INT_MAX, 0);
+    int n = ADAPT2_INT(inject_send_failure);
     return n > 0 && opal_atomic_add_fetch_32(&sends, 1) == n;
 }
 

@@ -115,7 +115,7 @@ static int run_deferred(void)
 static progress_mode_t choose_mode(int transport)
 {
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    if (!mca_coll_adapt2_checked_int("progress_thread", c->progress_thread, 0, 1, 0)) {
+    if (!ADAPT2_INT(progress_thread)) {
         return PROGRESS_NONE;
     }
     if (ADAPT2_TRANSPORT_UCX == transport) {
@@ -145,9 +145,7 @@ void mca_coll_adapt2_progress_start(int transport)
     }
     progress.decided = true;
     progress.mode = choose_mode(transport);
-    progress.interval_ns = 1000L * mca_coll_adapt2_checked_int("progress_interval_us",
-                                                               c->progress_interval_us, 1,
-                                                               1000000, 50);
+    progress.interval_ns = 1000L * ADAPT2_INT(progress_interval_us);
     if (PROGRESS_NONE != progress.mode) {
         if (!c->thread_multiple) {
             opal_progress_register(run_deferred);

@@ -12,41 +12,6 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
-int mca_coll_adapt2_reduce_register(void)
-{
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    static char help[256];
-    snprintf(help, sizeof help,
-             "Reduce tree: %s; or 'previous'. Non-commutative ops always use "
-             "in_order_binomial", mca_coll_adapt2_engine_algorithm_names());
-    mca_coll_adapt2_register_string("reduce_algorithm", help, "auto", &c->reduce_algorithm);
-    mca_coll_adapt2_register_long("reduce_segment_size",
-        "Reduce segment size in bytes (0: do not segment); auto segments messages from 1 MiB",
-        256L << 10, &c->reduce_segment_size);
-    mca_coll_adapt2_register_string("allreduce_algorithm",
-        "Allreduce: auto, tree (reduce fused with a broadcast down the same tree), ring "
-        "(reduce-scatter then allgather; commutative ops), recursive_doubling (small "
-        "messages), or 'previous'", "auto",
-        &c->allreduce_algorithm);
-    mca_coll_adapt2_register_long("allreduce_segment_size",
-        "Allreduce tree segment size in bytes (0: do not segment; the ring sends whole blocks)",
-        64L << 10, &c->allreduce_segment_size);
-    mca_coll_adapt2_register_long("allreduce_ring_min_bytes",
-        "auto: allreduce messages of at least this size take the ring (commutative ops, "
-        "contiguous buffers)", 256L << 10, &c->allreduce_ring_min_bytes);
-    mca_coll_adapt2_register_long("allreduce_ring_max_bytes",
-        "auto: allreduce messages below this size take the ring", 8L << 20,
-        &c->allreduce_ring_max_bytes);
-    mca_coll_adapt2_register_long("allreduce_recdoubling_max_bytes",
-        "auto: allreduce messages below this size use recursive doubling (contiguous buffers); "
-        "0 (default): never, the fused tree measured faster with more ranks than cores",
-        0, &c->allreduce_recdoubling_max_bytes);
-    mca_coll_adapt2_register_int("reproducible",
-        "1: reductions combine in a fixed order whatever the arrival order, so floating-point "
-        "results are bitwise identical run to run and blocking or not", 0, &c->reproducible);
-    return OMPI_SUCCESS;
-}
-
 /* The engine points at a unit's data; an op (a user function above all)
  * takes the element's MPI address, true_lb bytes before its data. */
 static void *mpi_address(const mca_coll_adapt2_request_t *req, const void *data)
@@ -139,13 +104,13 @@ typedef struct reduction_call {
 static int allreduce_algorithm(void)
 {
     static const char *names[] = {"auto", "tree", "ring", "recursive_doubling"};
-    const char *value = mca_coll_adapt2_component.allreduce_algorithm;
+    const char *value = ADAPT2_STRING(allreduce_algorithm);
     for (int i = 0; i < 4; ++i) {
         if (value && 0 == strcmp(value, names[i])) {
             return i; /* the adapt2_allreduce_algorithm_t values, in order */
         }
     }
-    mca_coll_adapt2_report_invalid("allreduce_algorithm", value ? value : "", "auto",
+    mca_coll_adapt2_report_invalid("allreduce_algorithm", value, "auto",
                                    "known: auto, tree, ring, recursive_doubling, previous");
     return ADAPT2_ALLREDUCE_AUTO;
 }
@@ -213,55 +178,45 @@ void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reducti
 }
 
 static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t *req,
-                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place)
+                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place,
+                        const char **why)
 {
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    adapt2_reduction_t red;
-    mca_coll_adapt2_reduction_of(req, &red);
-    int reproducible = mca_coll_adapt2_checked_int("reproducible", c->reproducible, 0, 1, 0);
+    adapt2_call_t c;
+    memset(&c, 0, sizeof c);
+    c.collective = call->all ? ADAPT2_COLL_ALLREDUCE : ADAPT2_COLL_REDUCE;
+    c.send = *own;
+    if (result) c.recv = *result;
+    c.in_place = in_place;
+    c.root = call->root;
+    mca_coll_adapt2_reduction_of(req, &c.reduction);
+    adapt2_call_settings_t *s = &c.settings;
+    s->reproducible = ADAPT2_INT(reproducible);
+    mca_coll_adapt2_tree_settings(&s->tree, ADAPT2_P_reduce_algorithm,
+                                  call->all ? ADAPT2_P_allreduce_segment_size : ADAPT2_P_reduce_segment_size);
+    mca_coll_adapt2_topology_settings(&s->tree, call->module);
     if (call->all) {
-        adapt2_allreduce_settings_t s;
-        mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
-                                      "allreduce_segment_size", c->allreduce_segment_size, 64L << 10);
-        s.tree.detach_max_message = 0; /* every rank needs every contribution: nothing to detach */
-        mca_coll_adapt2_topology_settings(&s.tree, call->module);
-        s.algorithm = allreduce_algorithm();
-        if (mca_coll_adapt2_device_active() && ADAPT2_ALLREDUCE_TREE != s.algorithm) {
+        s->tree.detach_max_message = 0; /* every rank needs every contribution: nothing to detach */
+        s->algorithm = allreduce_algorithm();
+        if (mca_coll_adapt2_device_active() && ADAPT2_ALLREDUCE_TREE != s->algorithm) {
             /* Every rank must pick the same algorithm whatever memory its
              * buffers are in, and device buffers take the tree only. */
             ADAPT2_VERBOSE(20, "(%s) allreduce: the tree algorithm, as device support is on",
                            call->comm->c_name);
-            s.algorithm = ADAPT2_ALLREDUCE_TREE;
+            s->algorithm = ADAPT2_ALLREDUCE_TREE;
         }
-        s.ring_min_bytes = (size_t) mca_coll_adapt2_checked_long(
-            "allreduce_ring_min_bytes", c->allreduce_ring_min_bytes, 0, LONG_MAX, 256L << 10);
-        s.ring_max_bytes = (size_t) mca_coll_adapt2_checked_long(
-            "allreduce_ring_max_bytes", c->allreduce_ring_max_bytes, 0, LONG_MAX, 8L << 20);
-        s.recdoubling_max_bytes = (size_t) mca_coll_adapt2_checked_long(
-            "allreduce_recdoubling_max_bytes", c->allreduce_recdoubling_max_bytes, 0, LONG_MAX, 0);
-        s.reproducible = reproducible;
-        int tag = ompi_coll_base_nbc_reserve_tags(call->comm, mca_coll_adapt2_engine_allreduce_tags(&s));
-        return mca_coll_adapt2_engine_iallreduce(call->module->engine, own, result, in_place, &red, tag, &s,
-                                                 mca_coll_adapt2_request_done,
-                                                 mca_coll_adapt2_request_finished, req);
+        s->ring_min_bytes = (size_t) ADAPT2_LONG(allreduce_ring_min_bytes);
+        s->ring_max_bytes = (size_t) ADAPT2_LONG(allreduce_ring_max_bytes);
+        s->recdoubling_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_max_bytes);
+    } else {
+        s->tree.blocking = call->blocking;
+        if (!ompi_op_is_intrinsic(call->op)) {
+            /* A user function may rely on state that lives only during the call:
+             * never call it after the call returned. */
+            s->tree.detach_max_message = 0;
+        }
+        c.grace = call->blocking ? &req->grace : NULL;
     }
-    adapt2_reduce_settings_t s;
-    mca_coll_adapt2_tree_settings(&s.tree, "reduce_algorithm", c->reduce_algorithm,
-                                  "reduce_segment_size", c->reduce_segment_size, 256L << 10);
-    s.reproducible = reproducible;
-    s.tree.blocking = call->blocking;
-    mca_coll_adapt2_topology_settings(&s.tree, call->module);
-    if (!ompi_op_is_intrinsic(call->op)) {
-        /* A user function may rely on state that lives only during the call:
-         * never call it after the call returned. */
-        s.tree.detach_max_message = 0;
-    }
-    int tags = mca_coll_adapt2_engine_reduce_tags(&s, own->bytes, red.unit_bytes, red.commutative);
-    int tag = ompi_coll_base_nbc_reserve_tags(call->comm, tags);
-    return mca_coll_adapt2_engine_ireduce(call->module->engine, own, result, in_place, &red, call->root,
-                                          tag, &s, mca_coll_adapt2_request_done,
-                                          mca_coll_adapt2_request_finished, req,
-                                          call->blocking ? &req->grace : NULL);
+    return mca_coll_adapt2_start_call(call->module, req, &c, why);
 }
 
 /* Starts adapt2's reduction, or returns OMPI_ERR_NOT_SUPPORTED (nothing
@@ -310,10 +265,7 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
                        !(own.on_device || result.on_device) ? ""
                        : dop ? ", GPU buffer(s), combined by a GPU kernel where commutative"
                              : ", GPU buffer(s), no GPU kernel for this op and type: combined on the host");
-        rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result);
-        if (OMPI_SUCCESS != rc) {
-            *why = mca_coll_adapt2_start_failure(rc);
-        }
+        rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result, why);
     }
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -325,8 +277,7 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
 
 static const char *algorithm_of(bool all)
 {
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    return all ? c->allreduce_algorithm : c->reduce_algorithm;
+    return all ? ADAPT2_STRING(allreduce_algorithm) : ADAPT2_STRING(reduce_algorithm);
 }
 
 /* Runs the call with adapt2, blocking or not; anything adapt2 does not take

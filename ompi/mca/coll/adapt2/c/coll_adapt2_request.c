@@ -224,9 +224,7 @@ static double now_us(void)
 static void wait_with_grace(mca_coll_adapt2_request_t *req)
 {
     ompi_request_t *r = &req->nbc.super;
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    const double grace = mca_coll_adapt2_checked_int("detach_grace_us", c->detach_grace_us, 0,
-                                                     INT_MAX, 100);
+    const double grace = ADAPT2_INT(detach_grace_us);
     const double start = now_us();
     bool fired = false;
     while (!REQUEST_COMPLETE(r)) {
@@ -251,5 +249,18 @@ int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req)
     ompi_request_wait_completion(r);
     int rc = r->req_status.MPI_ERROR;
     ompi_request_free(&r);
+    return rc;
+}
+
+int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
+                               adapt2_call_t *call, const char **why)
+{
+    call->done = mca_coll_adapt2_request_done;
+    call->finished = mca_coll_adapt2_request_finished;
+    call->ctx = req;
+    int rc = mca_coll_adapt2_engine_start(module->engine, call);
+    if (OMPI_SUCCESS != rc) {
+        *why = mca_coll_adapt2_start_failure(rc);
+    }
     return rc;
 }

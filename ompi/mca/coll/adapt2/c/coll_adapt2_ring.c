@@ -12,45 +12,26 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
-int mca_coll_adapt2_ring_register(void)
-{
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    mca_coll_adapt2_register_string("allgather_algorithm",
-        "Allgather: auto or ring (the ring, pipelined by segments); or 'previous'", "auto",
-        &c->allgather_algorithm);
-    mca_coll_adapt2_register_long("allgather_segment_size",
-        "Allgather segment size in bytes: each rank's block travels in pieces of this size "
-        "(0: whole blocks)", 0, &c->allgather_segment_size);
-    mca_coll_adapt2_register_string("reduce_scatter_block_algorithm",
-        "Reduce_scatter_block: auto or ring (commutative ops; others go to the previous "
-        "component); or 'previous'", "auto", &c->reduce_scatter_block_algorithm);
-    mca_coll_adapt2_register_long("reduce_scatter_block_segment_size",
-        "Reduce_scatter_block segment size in bytes (0: whole blocks)", 0,
-        &c->reduce_scatter_block_segment_size);
-    return OMPI_SUCCESS;
-}
-
 /* auto or ring run the ring; previous hands the call on; anything else is
  * reported once and taken as auto. */
 static bool wants_previous(const char *param, const char *value)
 {
+    /* param: the parameter's name, value: ADAPT2_STRING of it */
     if (mca_coll_adapt2_use_previous(value)) {
         return true;
     }
-    if (NULL == value || (0 != strcmp(value, "auto") && 0 != strcmp(value, "ring"))) {
-        mca_coll_adapt2_report_invalid(param, value ? value : "", "auto", "known: auto, ring, previous");
+    if (0 != strcmp(value, "auto") && 0 != strcmp(value, "ring")) {
+        mca_coll_adapt2_report_invalid(param, value, "auto", "known: auto, ring, previous");
     }
     return false;
 }
 
-static void ring_settings(adapt2_call_t *call, const char *segment_param, long segment)
+static void ring_settings(adapt2_call_t *call, mca_coll_adapt2_param_t segment_size)
 {
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     memset(&call->settings, 0, sizeof call->settings);
-    call->settings.segment_size = (size_t) mca_coll_adapt2_checked_long(segment_param, segment, 0,
-                                                                        INT_MAX, 0);
-    call->settings.recv_window = mca_coll_adapt2_checked_int("recv_window", c->recv_window, 1, 64, 4);
-    call->settings.send_window = mca_coll_adapt2_checked_int("send_window", c->send_window, 1, 64, 2);
+    call->settings.tree.segment_size = (size_t) mca_coll_adapt2_param_long(segment_size);
+    call->settings.tree.recv_window = ADAPT2_INT(recv_window);
+    call->settings.tree.send_window = ADAPT2_INT(send_window);
 }
 
 /* A request for the call, with the communicator's engine; NULL and `why`
@@ -67,23 +48,6 @@ static mca_coll_adapt2_request_t *new_request(ompi_communicator_t *comm, mca_col
         *why = "no memory for the request";
     }
     return req;
-}
-
-/* Reserves the call's tags and starts it; on failure the request is
- * discarded and `why` set. */
-static int start_call(ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
-                      mca_coll_adapt2_request_t *req, adapt2_call_t *call, const char **why)
-{
-    call->tag = ompi_coll_base_nbc_reserve_tags(comm, mca_coll_adapt2_engine_call_tags(call));
-    call->done = mca_coll_adapt2_request_done;
-    call->finished = mca_coll_adapt2_request_finished;
-    call->ctx = req;
-    int rc = mca_coll_adapt2_engine_start(module->engine, call);
-    if (OMPI_SUCCESS != rc) {
-        *why = mca_coll_adapt2_start_failure(rc);
-        mca_coll_adapt2_request_discard(req);
-    }
-    return rc;
 }
 
 /* GPU buffers are not staged by the ring yet. Whether device support is on
@@ -103,7 +67,7 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
                            const char **why)
 {
     const int size = ompi_comm_size(comm);
-    if (wants_previous("allgather_algorithm", mca_coll_adapt2_component.allgather_algorithm)) {
+    if (wants_previous("allgather_algorithm", ADAPT2_STRING(allgather_algorithm))) {
         *why = "allgather_algorithm=previous";
         return OMPI_ERR_NOT_SUPPORTED;
     }
@@ -119,7 +83,7 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     memset(&call, 0, sizeof call);
     call.collective = ADAPT2_COLL_ALLGATHER;
     call.in_place = MPI_IN_PLACE == sbuf;
-    ring_settings(&call, "allgather_segment_size", mca_coll_adapt2_component.allgather_segment_size);
+    ring_settings(&call, ADAPT2_P_allgather_segment_size);
     int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
     if (OMPI_SUCCESS == rc && !call.in_place) {
         rc = mca_coll_adapt2_describe_buffer(req, 0, (void *) sbuf, scount, sdtype, &call.send);
@@ -134,7 +98,10 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     }
     ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s, ring", comm->c_name,
                    call.recv.bytes / (size_t) size, call.in_place ? " in place" : "");
-    rc = start_call(comm, module, req, &call, why);
+    rc = mca_coll_adapt2_start_call(module, req, &call, why);
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_adapt2_request_discard(req);
+    }
     *out = req;
     return rc;
 }
@@ -146,8 +113,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 {
     const int size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    if (wants_previous("reduce_scatter_block_algorithm",
-                       mca_coll_adapt2_component.reduce_scatter_block_algorithm)) {
+    if (wants_previous("reduce_scatter_block_algorithm", ADAPT2_STRING(reduce_scatter_block_algorithm))) {
         *why = "reduce_scatter_block_algorithm=previous";
         return OMPI_ERR_NOT_SUPPORTED;
     }
@@ -172,8 +138,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     memset(&call, 0, sizeof call);
     call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
     call.in_place = in_place;
-    ring_settings(&call, "reduce_scatter_block_segment_size",
-                  mca_coll_adapt2_component.reduce_scatter_block_segment_size);
+    ring_settings(&call, ADAPT2_P_reduce_scatter_block_segment_size);
     mca_coll_adapt2_reduction_of(req, &call.reduction);
     /* in place, recv holds all p blocks (the input) and gets block 0 */
     int rc = mca_coll_adapt2_describe_operand(req, 1, rbuf, in_place ? rcount * size : rcount, dtype,
@@ -187,7 +152,10 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     }
     ADAPT2_VERBOSE(20, "(%s) reduce_scatter_block of %zu bytes per rank%s, ring", comm->c_name,
                    (in_place ? call.recv.bytes / (size_t) size : call.recv.bytes), in_place ? " in place" : "");
-    rc = start_call(comm, module, req, &call, why);
+    rc = mca_coll_adapt2_start_call(module, req, &call, why);
+    if (OMPI_SUCCESS != rc) {
+        mca_coll_adapt2_request_discard(req);
+    }
     *out = req;
     return rc;
 }

@@ -23,58 +23,18 @@
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/proc.h"
 
-int mca_coll_adapt2_topology_register(void)
-{
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    mca_coll_adapt2_register_int("topology",
-        "1: multi-level trees (between nodes, between the NUMA domains of a node, inside a "
-        "domain) when a communicator spans several nodes or NUMA domains; 0: flat trees", 1,
-        &c->topology);
-    mca_coll_adapt2_register_string("nodes",
-        "Declare node boundaries by hand (to test multi-level trees on one host): 'block:N' "
-        "(every N consecutive ranks of MPI_COMM_WORLD form a node), 'cyclic:N' (world rank r is "
-        "on node r mod N), 'list:A,B,...' (the node of each world rank); empty: where Open MPI "
-        "says the processes are (read when a communicator's first collective runs)", "",
-        &c->nodes);
-    mca_coll_adapt2_register_string("node_algorithm",
-        "Multi-level trees: the tree between node leaders (auto: from 64 KiB a pipeline while "
-        "nodes <= 2 x segments + 8, else binary; binomial below 64 KiB)", "auto",
-        &c->node_algorithm);
-    mca_coll_adapt2_register_string("numa_algorithm",
-        "Multi-level trees: the tree between the NUMA-domain leaders of a node (auto: flat)",
-        "auto", &c->numa_algorithm);
-    mca_coll_adapt2_register_long("topology_segment_size",
-        "Multi-level trees: segment size in bytes (0: one segment), for broadcast, reduce and "
-        "the tree allreduce; inside a NUMA domain, and the cut the other levels' messages "
-        "are made of", 256L << 10, &c->topology_segment_size);
-    mca_coll_adapt2_register_long("node_segment_size",
-        "Multi-level broadcasts (and the tree allreduce's broadcast): bytes per message between "
-        "node leaders, a multiple of topology_segment_size (0: topology_segment_size)", 0,
-        &c->node_segment_size);
-    mca_coll_adapt2_register_long("numa_segment_size",
-        "Multi-level broadcasts: bytes per message between the NUMA-domain leaders of a node, "
-        "a multiple of topology_segment_size (0: topology_segment_size)", 0,
-        &c->numa_segment_size);
-    return OMPI_SUCCESS;
-}
-
 /* The multi-level parts of a call's tree settings. */
 void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll_adapt2_module_t *module)
 {
-    mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
-    s->topology = module->multi_level &&
-                  mca_coll_adapt2_checked_int("topology", c->topology, 0, 1, 1);
+    s->topology = module->multi_level && ADAPT2_INT(topology);
     if (!s->topology) {
         return;
     }
-    s->node_algorithm = mca_coll_adapt2_checked_algorithm("node_algorithm", c->node_algorithm);
-    s->numa_algorithm = mca_coll_adapt2_checked_algorithm("numa_algorithm", c->numa_algorithm);
-    s->topology_segment_size = (size_t) mca_coll_adapt2_checked_long(
-        "topology_segment_size", c->topology_segment_size, 0, INT_MAX, 256L << 10);
-    s->node_segment_size = (size_t) mca_coll_adapt2_checked_long(
-        "node_segment_size", c->node_segment_size, 0, INT_MAX, 0);
-    s->numa_segment_size = (size_t) mca_coll_adapt2_checked_long(
-        "numa_segment_size", c->numa_segment_size, 0, INT_MAX, 0);
+    s->node_algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_node_algorithm);
+    s->numa_algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_numa_algorithm);
+    s->topology_segment_size = (size_t) ADAPT2_LONG(topology_segment_size);
+    s->node_segment_size = (size_t) ADAPT2_LONG(node_segment_size);
+    s->numa_segment_size = (size_t) ADAPT2_LONG(numa_segment_size);
 }
 
 static int world_rank_of(ompi_proc_t *proc)
@@ -218,7 +178,7 @@ static bool numa_of_local_ranks(ompi_communicator_t *comm, int size, const int *
 bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa)
 {
     const int size = ompi_comm_size(comm);
-    const char *spec = mca_coll_adapt2_component.nodes;
+    const char *spec = ADAPT2_STRING(nodes);
     if (spec && spec[0] && nodes_declared(comm, size, spec, node)) {
         return false;
     }

@@ -34,12 +34,14 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                     DoneFn finished = nullptr);
 int allreduce_tags(const adapt2_allreduce_settings_t &settings);
 
-// Allgather and Reduce_scatter_block (ring_collectives.cc), through the
-// engine's one call description; start_call dispatches on call.collective.
+// The one entry point (calls.cc): reserves the call's tags and starts it
+// through its collective's pair of functions below.
 int start_call(Comm &comm, const adapt2_call_t &call);
-int tags_of(const adapt2_call_t &call);
-int start_allgather(Comm &comm, const adapt2_call_t &call);
-int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call);
+#define ADAPT2_COLLECTIVE(name, NAME)                                   \
+    int tags_of_##name(const Comm &comm, const adapt2_call_t &call);     \
+    int start_##name(Comm &comm, const adapt2_call_t &call, int tag);
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
 
 // The pool a flow stages through: pinned buffers of the communicator's device
 // state when any of its buffers is on a GPU, else the host pool. nullptr

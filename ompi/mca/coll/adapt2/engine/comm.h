@@ -32,6 +32,19 @@ public:
     // sequence, so (id, call) names one collective on all ranks (traces).
     uint32_t next_call() { return calls_.fetch_add(1, std::memory_order_relaxed); }
     Transport &transport() { return *transport_; }
+    // Tags for one call: `count` consecutive ones, counting down from the
+    // returned first. Through the C layer (Open MPI's per-communicator tags,
+    // shared with other components) when it provides a reserver; else from
+    // this communicator's own counter (tests, simulator), which every rank
+    // advances alike since all run the same calls in the same order.
+    using ReserveTagsFn = int (*)(void *ctx, int count);
+    void set_tag_reserver(ReserveTagsFn fn, void *ctx) { reserve_fn_ = fn, reserve_ctx_ = ctx; }
+    int reserve_tags(int count) {
+        if (reserve_fn_) return reserve_fn_(reserve_ctx_, count);
+        const int first = next_tag_;
+        next_tag_ -= count;
+        return first;
+    }
     TreeCache &trees() { return *trees_; }
     // Several Comms of one process may share one cache of the same
     // communicator's trees (the simulator runs every rank in one process:
@@ -89,6 +102,9 @@ private:
     BufferPool pool_;
     BufferPool detach_pool_;
     ProgressFn progress_;
+    ReserveTagsFn reserve_fn_ = nullptr;
+    void *reserve_ctx_ = nullptr;
+    int next_tag_ = -1000;  // own tags, below Open MPI's blocking collective tags
     int device_error_ = 0;
     std::unique_ptr<DeviceState> device_;  // last: freed first, while the pools still exist
 };

@@ -60,10 +60,6 @@ const char *mca_coll_adapt2_engine_algorithm_names(void) {
     return "auto, binomial, in_order_binomial, binary, kary, knomial, chain, pipeline, flat";
 }
 
-int mca_coll_adapt2_engine_bcast_tags(const adapt2_bcast_settings_t *settings, size_t bytes, int size) {
-    return adapt2::bcast_tags(*settings, bytes, size);
-}
-
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {
     delete reinterpret_cast<adapt2::Comm *>(comm);
 }
@@ -77,67 +73,9 @@ void mca_coll_adapt2_engine_comm_shape(const adapt2_engine_comm_t *engine_comm, 
     out->internode_bytes = comm->internode_bytes();
 }
 
-int mca_coll_adapt2_engine_ibcast(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *buf,
-                                  int root, int tag, const adapt2_bcast_settings_t *settings,
-                                  adapt2_done_fn done, adapt2_done_fn finished, void *ctx,
-                                  void **grace) {
-    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
-    if (grace) *grace = nullptr;
-    if (!comm || !buf || !settings || root < 0 || root >= comm->size()) return kErrBadParam;
-    return guarded([&] {
-        return adapt2::start_bcast(*comm, *buf, root, tag, *settings, done, ctx, finished,
-                                   reinterpret_cast<adapt2::Grace **>(grace));
-    });
-}
-
 void mca_coll_adapt2_engine_grace_fire(void *grace) { static_cast<adapt2::Grace *>(grace)->fire(); }
 
 void mca_coll_adapt2_engine_grace_release(void *grace) { static_cast<adapt2::Grace *>(grace)->release(); }
-
-int mca_coll_adapt2_engine_reduce_tags(const adapt2_reduce_settings_t *settings, size_t bytes,
-                                       size_t unit_bytes, int commutative) {
-    return adapt2::reduce_tags(*settings, bytes, unit_bytes, commutative != 0);
-}
-
-int mca_coll_adapt2_engine_ireduce(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *own,
-                                   const adapt2_buffer_t *result, int in_place,
-                                   const adapt2_reduction_t *reduction, int root, int tag,
-                                   const adapt2_reduce_settings_t *settings, adapt2_done_fn done,
-                                   adapt2_done_fn finished, void *ctx, void **grace) {
-    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
-    if (!comm || !own || !reduction || !settings || root < 0 || root >= comm->size() ||
-        reduction->unit_bytes == 0) {
-        return kErrBadParam;
-    }
-    adapt2_buffer_t none{};
-    if (grace) *grace = nullptr;
-    return guarded([&] {
-        return adapt2::start_reduce(*comm, *own, result ? *result : none, in_place != 0, *reduction, root,
-                                    tag, *settings, done, ctx, finished,
-                                    reinterpret_cast<adapt2::Grace **>(grace));
-    });
-}
-
-int mca_coll_adapt2_engine_allreduce_tags(const adapt2_allreduce_settings_t *settings) {
-    return adapt2::allreduce_tags(*settings);
-}
-
-int mca_coll_adapt2_engine_iallreduce(adapt2_engine_comm_t *engine_comm, const adapt2_buffer_t *own,
-                                      const adapt2_buffer_t *result, int in_place,
-                                      const adapt2_reduction_t *reduction, int tag,
-                                      const adapt2_allreduce_settings_t *settings,
-                                      adapt2_done_fn done, adapt2_done_fn finished, void *ctx) {
-    auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
-    if (!comm || !own || !result || !reduction || !settings || reduction->unit_bytes == 0) {
-        return kErrBadParam;
-    }
-    return guarded([&] {
-        return adapt2::start_allreduce(*comm, *own, *result, in_place != 0, *reduction, tag, *settings,
-                                       done, ctx, finished);
-    });
-}
-
-int mca_coll_adapt2_engine_call_tags(const adapt2_call_t *call) { return call ? adapt2::tags_of(*call) : 1; }
 
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);

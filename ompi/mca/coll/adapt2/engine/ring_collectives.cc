@@ -13,16 +13,16 @@ namespace {
 
 bool host_contiguous(const adapt2_buffer_t &b) { return b.contig && !b.on_device; }
 
-RingArgs ring_args(const Comm &comm, const adapt2_call_t &call, size_t block_bytes) {
+RingArgs ring_args(const Comm &comm, const adapt2_call_t &call, int tag, size_t block_bytes) {
     RingArgs a;
     a.rank = comm.rank();
     a.size = comm.size();
-    a.tag = call.tag;
+    a.tag = tag;
     a.bytes = block_bytes * static_cast<size_t>(comm.size());
     a.block_bytes = block_bytes;
-    a.segment_bytes = call.settings.segment_size;
-    a.recv_window = call.settings.recv_window;
-    a.send_window = call.settings.send_window;
+    a.segment_bytes = call.settings.tree.segment_size;
+    a.recv_window = call.settings.tree.recv_window;
+    a.send_window = call.settings.tree.send_window;
     return a;
 }
 
@@ -45,10 +45,14 @@ int start_ring(Comm &comm, const adapt2_call_t &call, const RingArgs &args, Trac
 
 }  // namespace
 
-int start_allgather(Comm &comm, const adapt2_call_t &call) {
+int tags_of_allgather(const Comm &, const adapt2_call_t &call) {
+    return RingFlow::tags_needed(call.settings.tree.send_window);
+}
+
+int start_allgather(Comm &comm, const adapt2_call_t &call, int tag) {
     const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
     const size_t mine = block * static_cast<size_t>(comm.rank());
-    RingArgs a = ring_args(comm, call, block);
+    RingArgs a = ring_args(comm, call, tag, block);
     a.reduce_scatter = false;
     a.unit = 1;
     if (host_contiguous(call.recv)) {
@@ -65,11 +69,15 @@ int start_allgather(Comm &comm, const adapt2_call_t &call) {
     return start_ring(comm, call, a, TraceColl::allgather, Counter::allgather_calls);
 }
 
-int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call) {
+int tags_of_reduce_scatter_block(const Comm &comm, const adapt2_call_t &call) {
+    return tags_of_allgather(comm, call);
+}
+
+int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
     if (!call.reduction.commutative || call.reduction.unit_bytes == 0) return -5;  // the ring combines in ring order
     const adapt2_buffer_t &input = call.in_place ? call.recv : call.send;
     const size_t block = input.bytes / static_cast<size_t>(comm.size());
-    RingArgs a = ring_args(comm, call, block);
+    RingArgs a = ring_args(comm, call, tag, block);
     a.allgather = false;
     a.op = call.reduction;
     a.unit = call.reduction.unit_bytes;
@@ -79,16 +87,6 @@ int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call) {
     a.deliver = true;
     a.deliver_to = {call.recv, 0, block * static_cast<size_t>(comm.rank()), block};
     return start_ring(comm, call, a, TraceColl::reduce_scatter_block, Counter::reduce_scatter_block_calls);
-}
-
-int tags_of(const adapt2_call_t &call) { return RingFlow::tags_needed(call.settings.send_window); }
-
-int start_call(Comm &comm, const adapt2_call_t &call) {
-    switch (call.collective) {
-    case ADAPT2_COLL_ALLGATHER: return start_allgather(comm, call);
-    case ADAPT2_COLL_REDUCE_SCATTER_BLOCK: return start_reduce_scatter_block(comm, call);
-    default: return -5;  // OMPI_ERR_BAD_PARAM: this collective has its own entry point
-    }
 }
 
 }  // namespace adapt2

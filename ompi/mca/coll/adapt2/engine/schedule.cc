@@ -63,7 +63,7 @@ Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size
     op->next = nullptr;
     op->status = 0;
     op->kind = kind;
-    op->flow = static_cast<uint8_t>(flow);
+    op->flow = flow;
     op->segment = segment;
     op->peer_index = peer_index;
     op->bytes = bytes;
@@ -146,7 +146,7 @@ void Schedule::trace(TraceKind kind, int flow, int segment, int peer, size_t byt
     TraceEvent e = trace_base_;
     e.t_ns = Tracer::now_ns();
     e.kind = kind;
-    e.flow = static_cast<uint8_t>(flow);
+    e.flow = static_cast<uint16_t>(flow);  // traces name flows modulo 65536
     e.segment = segment;
     e.peer = peer;
     e.bytes = static_cast<uint32_t>(bytes);

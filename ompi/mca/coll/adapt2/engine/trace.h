@@ -41,7 +41,7 @@ struct TraceEvent {
     int32_t peer;      // communicator rank
     TraceKind kind;
     TraceColl coll;
-    uint8_t flow;
+    uint16_t flow;
 };
 
 class Tracer {

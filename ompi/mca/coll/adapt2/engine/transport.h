@@ -22,7 +22,7 @@ struct Op {
     Schedule *owner = nullptr;
     int status = 0;
     Kind kind = kSend;
-    uint8_t flow = 0;            // which flow of the schedule posted it
+    int32_t flow = 0;            // which flow of the schedule posted it (its index)
     int32_t segment = 0;
     int32_t peer_index = 0;      // which child/parent slot of the schedule
     int32_t peer = 0;            // the communicator rank it talks to

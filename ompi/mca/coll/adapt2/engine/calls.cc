@@ -1,0 +1,69 @@
+// The engine's one entry point: a call description (adapt2_bridge.h) is
+// checked, gets its tags and goes to its collective's start function. The
+// dispatch is generated from collectives.def; each collective provides
+//   int tags_of_<name>(const Comm &, const adapt2_call_t &)   tags it uses
+//   int start_<name>(Comm &, const adapt2_call_t &, int tag)  starts it
+// Broadcast, reduce and allreduce unpack the call here into the functions
+// the unit tests and the simulator call directly (collectives.h).
+#include "collectives.h"
+
+namespace adapt2 {
+namespace {
+
+constexpr int kErrBadParam = -5;  // OMPI_ERR_BAD_PARAM
+
+Grace **grace_of(const adapt2_call_t &c) { return reinterpret_cast<Grace **>(c.grace); }
+
+bool valid_root(const Comm &comm, const adapt2_call_t &c) { return c.root >= 0 && c.root < comm.size(); }
+
+adapt2_reduce_settings_t reduce_settings(const adapt2_call_t &c) {
+    return {c.settings.tree, c.settings.reproducible};
+}
+
+// A reduction's contribution: in the result buffer when in place.
+const adapt2_buffer_t &own(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
+
+}  // namespace
+
+int tags_of_bcast(const Comm &comm, const adapt2_call_t &c) {
+    return bcast_tags(c.settings.tree, c.recv.bytes, comm.size());
+}
+
+int start_bcast(Comm &comm, const adapt2_call_t &c, int tag) {
+    if (!valid_root(comm, c)) return kErrBadParam;
+    return start_bcast(comm, c.recv, c.root, tag, c.settings.tree, c.done, c.ctx, c.finished, grace_of(c));
+}
+
+int tags_of_reduce(const Comm &, const adapt2_call_t &c) {
+    return reduce_tags(reduce_settings(c), own(c).bytes, c.reduction.unit_bytes, c.reduction.commutative != 0);
+}
+
+int start_reduce(Comm &comm, const adapt2_call_t &c, int tag) {
+    if (!valid_root(comm, c)) return kErrBadParam;
+    return start_reduce(comm, own(c), c.recv, c.in_place != 0, c.reduction, c.root, tag, reduce_settings(c),
+                        c.done, c.ctx, c.finished, grace_of(c));
+}
+
+int tags_of_allreduce(const Comm &, const adapt2_call_t &c) { return allreduce_tags(c.settings); }
+
+int start_allreduce(Comm &comm, const adapt2_call_t &c, int tag) {
+    return start_allreduce(comm, own(c), c.recv, c.in_place != 0, c.reduction, tag, c.settings, c.done, c.ctx,
+                           c.finished);
+}
+
+int start_call(Comm &comm, const adapt2_call_t &call) {
+    if (call.collective < 0 || call.collective >= ADAPT2_COLL_COUNT) return kErrBadParam;
+    if (call.grace) *call.grace = nullptr;
+    const bool reduction = call.collective == ADAPT2_COLL_REDUCE || call.collective == ADAPT2_COLL_ALLREDUCE ||
+                           call.collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
+    if (reduction && call.reduction.unit_bytes == 0) return kErrBadParam;
+    switch (call.collective) {
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    case ADAPT2_COLL_##NAME: return start_##name(comm, call, comm.reserve_tags(tags_of_##name(comm, call)));
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
+    }
+    return kErrBadParam;
+}
+
+}  // namespace adapt2
