@@ -96,6 +96,15 @@ typedef struct mca_coll_adapt2_request_t {
 } mca_coll_adapt2_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
 
+/* adapt2's functions for each collective of collectives.def, with the types
+ * Open MPI's module expects: mca_coll_adapt2_<name> and mca_coll_adapt2_i<name>
+ * (coll_adapt2_<file>.c; the compiler checks each definition against these). */
+#define ADAPT2_COLLECTIVE(name, NAME)                                                    \
+    extern __typeof__(*(mca_coll_base_module_##name##_fn_t) 0) mca_coll_adapt2_##name;   \
+    extern __typeof__(*(mca_coll_base_module_i##name##_fn_t) 0) mca_coll_adapt2_i##name;
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
+
 /* where the ranks are (coll_adapt2_topology.c) */
 bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa);
 void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s,
@@ -140,13 +149,6 @@ void mca_coll_adapt2_device_close(void);
  * pointer); OMPI_ERR_NOT_SUPPORTED, `why` set, for device data adapt2 cannot
  * stage. */
 int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const char **why);
-
-/* broadcast */
-int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *module);
 
 /* requests (coll_adapt2_request.c): done, then finished, are the engine's
  * two reports (adapt2_bridge.h) */
@@ -200,20 +202,6 @@ int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, int which, v
                                     ompi_datatype_t *datatype, adapt2_buffer_t *out);
 void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req);
 
-/* reductions (coll_adapt2_reduce.c) */
-int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *module);
-int mca_coll_adapt2_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *module);
-int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                               ompi_request_t **request, mca_coll_base_module_t *module);
-
 /* helpers of every reduction (coll_adapt2_reduce.c) */
 ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
                                               const char **why);
@@ -223,20 +211,6 @@ void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *
                                      ompi_datatype_t *unit);
 void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reduction_t *red);
 
-/* allgather and reduce-scatter (coll_adapt2_ring.c) */
-int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                              int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *module);
-int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                               int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                               ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
-int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                                          mca_coll_base_module_t *module);
 
 #define ADAPT2_VERBOSE(level, ...) \
     opal_output_verbose((level), mca_coll_adapt2_component.output, "coll:adapt2: " __VA_ARGS__)

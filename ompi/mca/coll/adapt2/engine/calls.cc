@@ -35,11 +35,12 @@ int start_bcast(Comm &comm, const adapt2_call_t &c, int tag) {
 }
 
 int tags_of_reduce(const Comm &, const adapt2_call_t &c) {
+    if (c.reduction.unit_bytes == 0) return 1;  // refused by start_reduce
     return reduce_tags(reduce_settings(c), own(c).bytes, c.reduction.unit_bytes, c.reduction.commutative != 0);
 }
 
 int start_reduce(Comm &comm, const adapt2_call_t &c, int tag) {
-    if (!valid_root(comm, c)) return kErrBadParam;
+    if (!valid_root(comm, c) || c.reduction.unit_bytes == 0) return kErrBadParam;
     return start_reduce(comm, own(c), c.recv, c.in_place != 0, c.reduction, c.root, tag, reduce_settings(c),
                         c.done, c.ctx, c.finished, grace_of(c));
 }
@@ -47,6 +48,7 @@ int start_reduce(Comm &comm, const adapt2_call_t &c, int tag) {
 int tags_of_allreduce(const Comm &, const adapt2_call_t &c) { return allreduce_tags(c.settings); }
 
 int start_allreduce(Comm &comm, const adapt2_call_t &c, int tag) {
+    if (c.reduction.unit_bytes == 0) return kErrBadParam;
     return start_allreduce(comm, own(c), c.recv, c.in_place != 0, c.reduction, tag, c.settings, c.done, c.ctx,
                            c.finished);
 }
@@ -54,9 +56,6 @@ int start_allreduce(Comm &comm, const adapt2_call_t &c, int tag) {
 int start_call(Comm &comm, const adapt2_call_t &call) {
     if (call.collective < 0 || call.collective >= ADAPT2_COLL_COUNT) return kErrBadParam;
     if (call.grace) *call.grace = nullptr;
-    const bool reduction = call.collective == ADAPT2_COLL_REDUCE || call.collective == ADAPT2_COLL_ALLREDUCE ||
-                           call.collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
-    if (reduction && call.reduction.unit_bytes == 0) return kErrBadParam;
     switch (call.collective) {
 #define ADAPT2_COLLECTIVE(name, NAME) \
     case ADAPT2_COLL_##NAME: return start_##name(comm, call, comm.reserve_tags(tags_of_##name(comm, call)));
