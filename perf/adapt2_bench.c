@@ -1,6 +1,7 @@
 /*
  * adapt2_bench: an OSU-style latency benchmark for MPI collectives
- * (bcast, ibcast, reduce, ireduce, allreduce, iallreduce).
+ * (bcast, ibcast, reduce, ireduce, allreduce, iallreduce, allgather,
+ * iallgather, reduce_scatter_block, ireduce_scatter_block).
  *
  * Plain MPI only (no adapt2 headers): the component under test is chosen at
  * run time with mpirun's --mca flags (see perf/compare.py).
@@ -8,9 +9,13 @@
  * Methodology (OSU micro-benchmarks): per iteration, time only the
  * collective (MPI_Wtime around it; for non-blocking collectives post + wait),
  * then an untimed MPI_Barrier.  Each collective has SOURCES (the ranks whose
- * data goes in: the root of a broadcast, every rank of a reduction) and
- * RECEIVERS (the ranks that hold the result: every rank of a broadcast or an
- * allreduce, the root of a reduce).  Per size we report
+ * data goes in: the root of a broadcast, every rank of a reduction or an
+ * allgather) and RECEIVERS (the ranks that hold the result: every rank of a
+ * broadcast, an allreduce, an allgather or a reduce_scatter_block, the root
+ * of a reduce).  A size is the bytes of one rank's block where there is one
+ * per rank: allgather: each rank's contribution (the send count; it receives
+ * np blocks); reduce_scatter_block: each rank's result (the recvcount; it
+ * sends np blocks).  Per size we report
  *   avg_us / min_us / max_us   the per-rank average over iterations, then
  *                              averaged / min / max over ranks (OSU columns);
  *   last_us                    the mean over iterations of the per-iteration
@@ -43,6 +48,13 @@
  *     reduction_value); the receivers poison their receive buffer first and
  *     check every element against the serially computed result, and every
  *     rank checks that its send buffer is unchanged.
+ *   allgather: rank r's send buffer is elements r*count.. of one pattern of
+ *     np*count elements of (size, iteration, element); every rank poisons its
+ *     receive buffer first, then checks every element of every block, and
+ *     that its send buffer is unchanged.
+ *   reduce_scatter_block: a reduction of np*count elements (as above, element
+ *     index b*count+j for block b); rank r checks every element of its block
+ *     r, and that its whole send buffer is unchanged.
  *
  * Collectives are described by a table (coll_table): adding one means writing
  * one run function (and a prepare/check pair for validation) and one table
@@ -277,7 +289,8 @@ static int64_t reduction_expected(const red_plan_t *p, uint64_t seed)
 typedef enum {
     ROOT_SENDS,    /* bcast: source the root, receivers all ranks */
     ROOT_RECEIVES, /* reduce: sources all ranks, receiver the root */
-    NO_ROOT        /* allreduce: sources and receivers all ranks */
+    NO_ROOT        /* allreduce, allgather, reduce_scatter_block: sources and
+                      receivers all ranks */
 } flow_t;
 
 typedef struct {
@@ -290,7 +303,8 @@ typedef struct {
     red_plan_t plan;       /* reductions, validation */
     void *sbuf;  /* send / in-place buffer (bcast: the buffer) */
     void *rbuf;  /* receive buffer (unused by bcast) */
-    void *ebuf;  /* validation of reductions: the expected result */
+    void *ebuf;  /* validation: the expected result (reductions), the whole
+                    pattern (allgather) */
     int thread_level;  /* provided by MPI_Init[_thread] */
 } bench_ctx_t;
 
@@ -308,6 +322,9 @@ typedef struct coll_desc {
     /* ... and afterwards return the first wrong index on this rank, or -1. */
     long (*check)(bench_ctx_t *c, size_t count, size_t size, int iter,
                   char *what, size_t what_len);
+    /* The send / receive buffer holds one block of `size` bytes per rank
+     * (reduce_scatter_block / allgather), else one block. */
+    int send_np_blocks, recv_np_blocks;
 } coll_desc_t;
 
 static int is_source(const coll_desc_t *d, const bench_ctx_t *c)
@@ -361,6 +378,33 @@ static int run_iallreduce(bench_ctx_t *c, size_t count)
                                    c->comm, &req), &req);
 }
 
+static int run_allgather(bench_ctx_t *c, size_t count)
+{
+    return MPI_Allgather(c->sbuf, (int)count, c->dtype, c->rbuf, (int)count, c->dtype,
+                         c->comm);
+}
+
+static int run_iallgather(bench_ctx_t *c, size_t count)
+{
+    MPI_Request req;
+    return wait_for(MPI_Iallgather(c->sbuf, (int)count, c->dtype, c->rbuf, (int)count,
+                                   c->dtype, c->comm, &req), &req);
+}
+
+/* count: the elements of each rank's result block (recvcount). */
+static int run_reduce_scatter_block(bench_ctx_t *c, size_t count)
+{
+    return MPI_Reduce_scatter_block(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op,
+                                    c->comm);
+}
+
+static int run_ireduce_scatter_block(bench_ctx_t *c, size_t count)
+{
+    MPI_Request req;
+    return wait_for(MPI_Ireduce_scatter_block(c->sbuf, c->rbuf, (int)count, c->dtype,
+                                              c->mpi_op, c->comm, &req), &req);
+}
+
 static void prepare_bcast(bench_ctx_t *c, size_t count, size_t size, int iter)
 {
     c->type->fill(c->sbuf, count, size, iter, c->rank == c->root ? 0 : 1);
@@ -372,41 +416,43 @@ static long check_bcast(bench_ctx_t *c, size_t count, size_t size, int iter,
     return c->type->check(c->sbuf, count, size, iter, what, what_len);
 }
 
-/* Every rank: its contributions into sbuf.  Receivers: the expected result
- * into ebuf, and into rbuf a value that differs from it at every element. */
-static void prepare_reduction(bench_ctx_t *c, size_t count, size_t size, int iter)
+/* This rank's contribution to element j of the reduction. */
+static int64_t contribution(const bench_ctx_t *c, size_t j, size_t size, int iter)
+{
+    uint64_t seed = elem_seed(j, size, iter);
+    return reduction_value(&c->plan, seed, first_active(&c->plan, seed), c->rank);
+}
+
+/* sbuf: this rank's contributions to elements 0..nsend-1.  A receiver: into
+ * ebuf the expected result of elements from..from+count-1, into rbuf a value
+ * that differs from it at every element. */
+static void prepare_elements(bench_ctx_t *c, size_t nsend, size_t from, size_t count,
+                             size_t size, int iter, int receiver)
 {
     const type_desc_t *t = c->type;
-    int receiver = c->root < 0 || c->rank == c->root;
-    for (size_t j = 0; j < count; j++) {
-        uint64_t seed = elem_seed(j, size, iter);
-        t->store(c->sbuf, j, reduction_value(&c->plan, seed, first_active(&c->plan, seed),
-                                             c->rank));
-        if (receiver) {
-            int64_t e = reduction_expected(&c->plan, seed);
-            t->store(c->ebuf, j, e);
-            t->store(c->rbuf, j, e == t->limit ? e - 1 : e + 1);
-        }
+    for (size_t j = 0; j < nsend; j++) t->store(c->sbuf, j, contribution(c, j, size, iter));
+    for (size_t j = 0; receiver && j < count; j++) {
+        int64_t e = reduction_expected(&c->plan, elem_seed(from + j, size, iter));
+        t->store(c->ebuf, j, e);
+        t->store(c->rbuf, j, e == t->limit ? e - 1 : e + 1);
     }
 }
 
-/* Every rank: sbuf unchanged.  Receivers: rbuf == ebuf. */
-static long check_reduction(bench_ctx_t *c, size_t count, size_t size, int iter,
-                            char *what, size_t what_len)
+/* A receiver: rbuf == ebuf (count elements).  Every rank: sbuf (nsend
+ * elements) unchanged. */
+static long check_elements(bench_ctx_t *c, size_t nsend, size_t count, size_t size,
+                           int iter, int receiver, char *what, size_t what_len)
 {
     const type_desc_t *t = c->type;
-    int receiver = c->root < 0 || c->rank == c->root;
-    for (size_t j = 0; j < count; j++) {
-        if (receiver && t->load(c->rbuf, j) != t->load(c->ebuf, j)) {
+    for (size_t j = 0; receiver && j < count; j++) {
+        if (t->load(c->rbuf, j) != t->load(c->ebuf, j)) {
             snprintf(what, what_len, "result: expected %.17g, got %.17g",
                      t->load(c->ebuf, j), t->load(c->rbuf, j));
             return (long)j;
         }
     }
-    for (size_t j = 0; j < count; j++) {
-        uint64_t seed = elem_seed(j, size, iter);
-        double mine = (double)reduction_value(&c->plan, seed, first_active(&c->plan, seed),
-                                              c->rank);
+    for (size_t j = 0; j < nsend; j++) {
+        double mine = (double)contribution(c, j, size, iter);
         if (t->load(c->sbuf, j) != mine) {
             snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g",
                      mine, t->load(c->sbuf, j));
@@ -416,10 +462,77 @@ static long check_reduction(bench_ctx_t *c, size_t count, size_t size, int iter,
     return -1;
 }
 
+/* reduce, allreduce: count elements in, count out (at the receivers). */
+static void prepare_reduction(bench_ctx_t *c, size_t count, size_t size, int iter)
+{
+    prepare_elements(c, count, 0, count, size, iter, c->root < 0 || c->rank == c->root);
+}
+
+static long check_reduction(bench_ctx_t *c, size_t count, size_t size, int iter,
+                            char *what, size_t what_len)
+{
+    return check_elements(c, count, count, size, iter, c->root < 0 || c->rank == c->root,
+                          what, what_len);
+}
+
+/* reduce_scatter_block: np*count elements in; rank r gets elements
+ * r*count..(r+1)*count-1 of the result. */
+static void prepare_reduce_scatter_block(bench_ctx_t *c, size_t count, size_t size, int iter)
+{
+    prepare_elements(c, count * (size_t)c->nprocs, (size_t)c->rank * count, count, size,
+                     iter, 1);
+}
+
+static long check_reduce_scatter_block(bench_ctx_t *c, size_t count, size_t size, int iter,
+                                       char *what, size_t what_len)
+{
+    return check_elements(c, count * (size_t)c->nprocs, count, size, iter, 1, what,
+                          what_len);
+}
+
+/* allgather: one pattern of np*count elements into ebuf, this rank's block r
+ * (elements r*count..) into sbuf, the pattern poisoned into rbuf. */
+static void prepare_allgather(bench_ctx_t *c, size_t count, size_t size, int iter)
+{
+    size_t n = count * (size_t)c->nprocs, bytes = count * c->type->size;
+    c->type->fill(c->ebuf, n, size, iter, 0);
+    memcpy(c->sbuf, (char *)c->ebuf + (size_t)c->rank * bytes, bytes);
+    c->type->fill(c->rbuf, n, size, iter, 1);
+}
+
+/* Every element of every block of rbuf; sbuf unchanged. */
+static long check_allgather(bench_ctx_t *c, size_t count, size_t size, int iter,
+                            char *what, size_t what_len)
+{
+    const type_desc_t *t = c->type;
+    char detail[128];
+    long bad = t->check(c->rbuf, count * (size_t)c->nprocs, size, iter, detail,
+                        sizeof(detail));
+    if (bad >= 0) {
+        snprintf(what, what_len, "block %ld element %ld: %s", bad / (long)count,
+                 bad % (long)count, detail);
+        return bad;
+    }
+    size_t mine = (size_t)c->rank * count;
+    for (size_t j = 0; j < count; j++) {
+        if (t->load(c->sbuf, j) != t->load(c->ebuf, mine + j)) {
+            snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g",
+                     t->load(c->ebuf, mine + j), t->load(c->sbuf, j));
+            return (long)j;
+        }
+    }
+    return -1;
+}
+
 #define BCAST_ENTRY(NAME, HELP, BLOCKING, RUN) \
-    {NAME, HELP, BLOCKING, ROOT_SENDS, 0, "char", RUN, prepare_bcast, check_bcast}
+    {NAME, HELP, BLOCKING, ROOT_SENDS, 0, "char", RUN, prepare_bcast, check_bcast, 0, 0}
 #define REDUCTION_ENTRY(NAME, HELP, BLOCKING, FLOW, RUN) \
-    {NAME, HELP, BLOCKING, FLOW, 1, "float", RUN, prepare_reduction, check_reduction}
+    {NAME, HELP, BLOCKING, FLOW, 1, "float", RUN, prepare_reduction, check_reduction, 0, 0}
+#define ALLGATHER_ENTRY(NAME, HELP, BLOCKING, RUN) \
+    {NAME, HELP, BLOCKING, NO_ROOT, 0, "char", RUN, prepare_allgather, check_allgather, 0, 1}
+#define RSB_ENTRY(NAME, HELP, BLOCKING, RUN)                                 \
+    {NAME, HELP, BLOCKING, NO_ROOT, 1, "float", RUN, prepare_reduce_scatter_block, \
+     check_reduce_scatter_block, 1, 0}
 static const coll_desc_t coll_table[] = {
     BCAST_ENTRY("bcast", "MPI_Bcast", 1, run_bcast),
     BCAST_ENTRY("ibcast", "MPI_Ibcast + MPI_Wait", 0, run_ibcast),
@@ -427,6 +540,12 @@ static const coll_desc_t coll_table[] = {
     REDUCTION_ENTRY("ireduce", "MPI_Ireduce + MPI_Wait", 0, ROOT_RECEIVES, run_ireduce),
     REDUCTION_ENTRY("allreduce", "MPI_Allreduce", 1, NO_ROOT, run_allreduce),
     REDUCTION_ENTRY("iallreduce", "MPI_Iallreduce + MPI_Wait", 0, NO_ROOT, run_iallreduce),
+    ALLGATHER_ENTRY("allgather", "MPI_Allgather", 1, run_allgather),
+    ALLGATHER_ENTRY("iallgather", "MPI_Iallgather + MPI_Wait", 0, run_iallgather),
+    RSB_ENTRY("reduce_scatter_block", "MPI_Reduce_scatter_block", 1,
+              run_reduce_scatter_block),
+    RSB_ENTRY("ireduce_scatter_block", "MPI_Ireduce_scatter_block + MPI_Wait", 0,
+              run_ireduce_scatter_block),
 };
 #define NCOLLS (sizeof(coll_table) / sizeof(coll_table[0]))
 
@@ -460,14 +579,18 @@ static void usage(FILE *f, const char *prog)
     fprintf(f, "\n"
         "                 (the i* ones: post + MPI_Wait, timed together)\n"
         "  -m [MIN:]MAX   message sizes in bytes, powers of two from MIN to MAX\n"
-        "                 (K, M, G suffixes allowed; default %d:%lu)\n"
+        "                 (K, M, G suffixes allowed; default %d:%lu); allgather:\n"
+        "                 the bytes each rank contributes (send count; it receives\n"
+        "                 np times that), reduce_scatter_block: the bytes of each\n"
+        "                 rank's result block (recvcount; it sends np times that)\n"
         "  -i N|S:L       timed iterations (default %d up to %d bytes, %d above;\n"
         "                 N sets both, S:L sets small and large separately)\n"
         "  -x N|S:L       warm-up iterations (default %d up to %d bytes, %d above)\n"
         "  -T TYPE        datatype: char, int, float, double; the default depends on\n"
-        "                 the collective, as in OSU: char for bcast/ibcast, float for\n"
-        "                 the reductions; a size is skipped if smaller than one\n"
-        "                 element, count = size/extent\n"
+        "                 the collective, as in OSU: char for bcast and allgather\n"
+        "                 (and their i* forms), float for the reductions (reduce,\n"
+        "                 allreduce, reduce_scatter_block, and i*); a size is skipped\n"
+        "                 if smaller than one element, count = size/extent\n"
         "  -o OP          reduction op (reductions only): sum (default, as OSU), max,\n"
         "                 min, prod\n"
         "  -r ROOT        root rank of bcast/ibcast/reduce/ireduce (default 0; the\n"
@@ -478,9 +601,12 @@ static void usage(FILE *f, const char *prog)
         "                 element; reductions: every rank contributes integers that\n"
         "                 depend on rank, element and iteration and keep the result\n"
         "                 exact in the datatype in any order of evaluation; the root\n"
-        "                 (reduce) or every rank (allreduce) checks every element\n"
-        "                 against the serially computed result, and every rank checks\n"
-        "                 that its send buffer is unchanged\n"
+        "                 (reduce) or every rank (allreduce; reduce_scatter_block: its\n"
+        "                 block) checks every element against the serially computed\n"
+        "                 result, and every rank checks that its send buffer is\n"
+        "                 unchanged; allgather: every rank contributes a block of one\n"
+        "                 pattern, checks every element of every block it receives\n"
+        "                 and that its send buffer is unchanged\n"
         "  -f             full statistics: extra columns last_min_us last_p90_us\n"
         "  -t             MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n"
         "                 (what adapt2's progress thread needs to drive Open MPI's\n"
@@ -542,6 +668,12 @@ static const char *finish_args(options_t *o, int nprocs, char *msg, size_t len)
     if (o->min_size < 1 || o->max_size < 1) return "message sizes must be at least 1 byte";
     if (o->min_size > o->max_size) return "minimum message size is larger than the maximum";
     if (o->max_size > (size_t)INT_MAX) return "maximum message size exceeds INT_MAX bytes";
+    if ((o->coll->send_np_blocks || o->coll->recv_np_blocks) &&
+        o->max_size > (size_t)INT_MAX / (size_t)nprocs) {
+        snprintf(msg, len, "%s: np * maximum message size exceeds INT_MAX bytes",
+                 o->coll->name);
+        return msg;
+    }
     if (o->root >= nprocs) {
         snprintf(msg, len, "root %d is not a rank (np=%d)", o->root, nprocs);
         return msg;
@@ -734,15 +866,29 @@ static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
 }
 
 /* The benchmark's own bookkeeping (validation verdicts, statistics) uses
- * MPI_Allgather / MPI_Gather only, never the collectives under test: a
- * broken reduce or allreduce must not garble its own verdict or numbers. */
+ * point-to-point messages and MPI_Gather only, never the collectives under
+ * test (adapt2's: ompi/mca/coll/adapt2/collectives.def): a broken reduce,
+ * allreduce or allgather must not garble its own verdict or numbers. */
+#define BOOKKEEPING_TAG 4242
+
+/* The OR of `local` over all ranks: rank 0 collects every rank's flag with
+ * MPI_Recv, then sends the OR back to each. */
 static int any_rank(MPI_Comm comm, int nprocs, int local)
 {
-    int *all = malloc(sizeof(int) * (size_t)nprocs), any = local;
-    if (!all) MPI_Abort(comm, 1);
-    MPI_Allgather(&local, 1, MPI_INT, all, 1, MPI_INT, comm);
-    for (int i = 0; i < nprocs; i++) any |= all[i];
-    free(all);
+    int rank, any = local;
+    MPI_Comm_rank(comm, &rank);
+    if (0 != rank) {
+        MPI_Send(&local, 1, MPI_INT, 0, BOOKKEEPING_TAG, comm);
+        MPI_Recv(&any, 1, MPI_INT, 0, BOOKKEEPING_TAG, comm, MPI_STATUS_IGNORE);
+        return any;
+    }
+    for (int r = 1; r < nprocs; r++) {
+        int flag;
+        MPI_Recv(&flag, 1, MPI_INT, r, BOOKKEEPING_TAG, comm, MPI_STATUS_IGNORE);
+        any |= flag;
+    }
+    for (int r = 1; r < nprocs; r++)
+        MPI_Send(&any, 1, MPI_INT, r, BOOKKEEPING_TAG, comm);
     return any;
 }
 
@@ -913,16 +1059,19 @@ int main(int argc, char **argv)
     }
 
     int max_iters = o.iters_small > o.iters_large ? o.iters_small : o.iters_large;
+    /* allgather receives, reduce_scatter_block sends, np blocks of max_size */
+    size_t sbytes = o.max_size * (o.coll->send_np_blocks ? (size_t)nprocs : 1);
+    size_t rbytes = o.max_size * (o.coll->recv_np_blocks ? (size_t)nprocs : 1);
     records_t rec;
     memset(&rec, 0, sizeof(rec));
     if (!records_alloc(&rec, max_iters, nprocs, rank) ||
-        posix_memalign(&c.sbuf, 4096, o.max_size) || posix_memalign(&c.rbuf, 4096, o.max_size) ||
-        (o.validate && posix_memalign(&c.ebuf, 4096, o.max_size))) {
+        posix_memalign(&c.sbuf, 4096, sbytes) || posix_memalign(&c.rbuf, 4096, rbytes) ||
+        (o.validate && posix_memalign(&c.ebuf, 4096, sbytes > rbytes ? sbytes : rbytes))) {
         fprintf(stderr, "rank %d: out of memory (max size %zu)\n", rank, o.max_size);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    memset(c.sbuf, 0, o.max_size); /* touch the pages before timing */
-    memset(c.rbuf, 0, o.max_size);
+    memset(c.sbuf, 0, sbytes); /* touch the pages before timing */
+    memset(c.rbuf, 0, rbytes);
 
     int one_node = all_on_one_node(c.comm, nprocs);
     if (0 == rank) print_header(&o, &c, one_node);

@@ -6,27 +6,37 @@ collective, interleaved run by run (A B C A B C ...) so that the drift of a
 busy machine hits every component alike, repeats that --repeat times, and
 prints per message size the median over repeats of each component's average
 latency (OSU's number), of its "last" latency (per-iteration max, over the
-ranks that receive the result, of the time in the call: every rank for bcast
-and allreduce, the root for reduce) and of its end-to-end "span" (latest
-return on a receiving rank minus the earliest call on a rank that has data;
-one node only), their spread (min-max over repeats), and the ratios of the
-first component (adapt2 by default) to each other one: a ratio < 1 means the
-first component is faster, and to the best other one (the fastest other
-component's median at that size).  It ends with one line per collective and
+ranks that receive the result, of the time in the call: every rank for bcast,
+allreduce, allgather and reduce_scatter_block, the root for reduce) and of its
+end-to-end "span" (latest return on a receiving rank minus the earliest call
+on a rank that has data; one node only), their spread (min-max over
+repeats), and the ratios of the first component (adapt2 by default) to each
+other one: a ratio < 1 means the first component is faster, and to the best
+other one (the fastest other component's median at that size).  It ends with one line per collective and
 other component: the geometric mean of the ratios over sizes >= 64 KiB, and
 one "<collective> np=N: adapt2/best-other ..." line (geometric means over
 sizes >= 64 KiB and over all sizes).
 
-Collectives: bcast, ibcast, reduce, ireduce, allreduce, iallreduce (--op picks
-the reduction op, --type the datatype; by default the benchmark's: char for
-broadcasts, float for reductions, as OSU).  What each component stands for:
+Collectives: adapt2's, read from ompi/mca/coll/adapt2/collectives.def (the
+registry), each blocking and non-blocking (i*), in that file's order: bcast,
+ibcast, reduce, ireduce, allreduce, iallreduce, allgather, iallgather,
+reduce_scatter_block, ireduce_scatter_block as of this writing.  The
+reductions are those whose name contains "reduce" (--op picks the op);
+--type the datatype (by default the benchmark's, as OSU: char for
+broadcasts and allgathers, float for reductions).  A size is per rank where
+each rank has its own block: allgather: the bytes each rank contributes (the
+send count), reduce_scatter_block: the bytes of each rank's result block (the
+recvcount).  What each component stands for:
   tuned / libnbc  Open MPI's default: tuned for the blocking collectives,
                   libnbc for the non-blocking ones (whichever of the two names
                   is given, the run is labelled by what really runs);
   adapt           upstream coll/adapt (bcast, ibcast, reduce, ireduce only;
                   skipped, with a note, for the others, where its run would
                   just be tuned/libnbc again);
-  han             coll/han (bcast, reduce, allreduce only; likewise);
+  han             coll/han (bcast, reduce, allreduce, allgather only, all
+                  blocking; likewise; Open MPI 4.1's han disqualifies itself
+                  on a communicator within one node: the pre-flight check
+                  then stops the run);
   adapt2          this component.
 
 Variants (--variant LABEL=COMPONENT:ITEM,ITEM..., repeatable, both modes):
@@ -84,10 +94,33 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# What perf/adapt2_bench -k knows.
-COLLECTIVES = ('bcast', 'ibcast', 'reduce', 'ireduce', 'allreduce', 'iallreduce')
-NONBLOCKING = ('ibcast', 'ireduce', 'iallreduce')
-REDUCTIONS = ('reduce', 'ireduce', 'allreduce', 'iallreduce')
+COLLECTIVES_DEF = os.path.join(HERE, '..', 'ompi', 'mca', 'coll', 'adapt2',
+                               'collectives.def')
+
+
+def adapt2_collectives(path=COLLECTIVES_DEF):
+    """The names of adapt2's collectives, in the registry's order: the first
+    arguments of its ADAPT2_COLLECTIVE(name, NAME) lines (comments ignored)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        sys.exit('compare.py: cannot read adapt2\'s collectives: %s' % e)
+    text = re.sub(r'/\*.*?\*/|//[^\n]*', '', text, flags=re.S)
+    names = re.findall(r'\bADAPT2_COLLECTIVE\(\s*(\w+)\s*,\s*\w+\s*\)', text)
+    if not names:
+        sys.exit('compare.py: no ADAPT2_COLLECTIVE(name, NAME) line in %s' % path)
+    return names
+
+
+# What perf/adapt2_bench -k knows: adapt2's collectives, each blocking and
+# non-blocking (i*); the reductions are the ones named *reduce*.
+ADAPT2_NAMES = adapt2_collectives()
+COLLECTIVES = tuple(c for name in ADAPT2_NAMES for c in (name, 'i' + name))
+NONBLOCKING = tuple('i' + name for name in ADAPT2_NAMES)
+REDUCTIONS = tuple(c for c in COLLECTIVES if 'reduce' in c)
+# What perf/noise_bench -k knows (not every one of adapt2's collectives).
+NOISE_COLLECTIVES = ('bcast', 'ibcast', 'reduce', 'ireduce', 'allreduce', 'iallreduce')
 OPS = ('sum', 'max', 'min', 'prod')
 TYPES = ('char', 'int', 'float', 'double')
 
@@ -104,7 +137,7 @@ COMPONENTS = {
     'adapt': {'mca': [('coll_adapt_priority', '100')], 'module': 'adapt',
               'implements': ('bcast', 'ibcast', 'reduce', 'ireduce')},
     'han': {'mca': [('coll_han_priority', '100')], 'module': 'han',
-            'implements': ('bcast', 'reduce', 'allreduce')},
+            'implements': ('bcast', 'reduce', 'allreduce', 'allgather')},
 }
 ALWAYS = ['--oversubscribe', '--bind-to', 'none', '--mca', 'mpi_yield_when_idle', '1']
 RATIO_FROM = 64 * 1024              # summary line: sizes >= this
@@ -1143,7 +1176,7 @@ def build_noise_parser():
                    help=VARIANT_HELP)
     p.add_argument('--collective', default='bcast',
                    help='comma list from %s (default: bcast; reductions are MPI_SUM on '
-                        'float)' % ','.join(COLLECTIVES))
+                        'float)' % ','.join(NOISE_COLLECTIVES))
     p.add_argument('--sizes', default=None,
                    help='comma list of message sizes, K/M suffixes (default 1M; --quick: %s)'
                         % NOISE_QUICK['sizes'])
@@ -1220,7 +1253,7 @@ def noise_parse_args(argv):
     a = p.parse_args(argv)
     try:
         resolve_components(a)
-        a.collectives = comma_list(a.collective, COLLECTIVES, 'collective')
+        a.collectives = comma_list(a.collective, NOISE_COLLECTIVES, 'collective')
         noise_defaults(a)
         noise_check(a)
         check_paths(a, 'noise_bench')

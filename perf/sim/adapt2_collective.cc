@@ -18,6 +18,22 @@ constexpr size_t kUnit = sizeof(float);  // reductions are float sums
 constexpr int kFirstTag = 1 << 30;
 }  // namespace
 
+const char *coll_name(CollKind kind) {
+    static const char *const names[] = {
+#define ADAPT2_COLLECTIVE(name, NAME) #name,
+#include "../../ompi/mca/coll/adapt2/collectives.def"
+#undef ADAPT2_COLLECTIVE
+    };
+    return names[static_cast<int>(kind)];
+}
+
+bool coll_from_name(const char *name, CollKind *kind) {
+    for (int k = 0; k < ADAPT2_COLL_COUNT; ++k) {
+        if (!std::strcmp(name, coll_name(static_cast<CollKind>(k)))) return *kind = static_cast<CollKind>(k), true;
+    }
+    return false;
+}
+
 Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscribed) {
     Adapt2Config c;
     c.kind = kind;
@@ -52,6 +68,7 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     c.allreduce.ring_max_bytes = d::allreduce_ring_max_bytes;
     c.allreduce.recdoubling_max_bytes = d::allreduce_recdoubling_max_bytes;
     c.allreduce.reproducible = d::reproducible;
+    c.ring_segment_size = kind == CollKind::allgather ? d::allgather_segment_size : d::reduce_scatter_block_segment_size;
     return c;
 }
 
@@ -67,6 +84,7 @@ void set_segment_size(Adapt2Config &c, size_t segment) {
     c.bcast.segment_size = segment;
     c.reduce.tree.segment_size = segment;
     c.allreduce.tree.segment_size = segment;
+    c.ring_segment_size = segment;
     c.bcast.topology_segment_size = c.reduce.tree.topology_segment_size = c.allreduce.tree.topology_segment_size = segment;
 }
 
@@ -103,18 +121,65 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
     op_.ctx = this;
     op_.combine = combine;
     op_.combine3 = combine3;
+    // Allgather's result, and reduce_scatter_block's input, hold p blocks.
+    const bool blocks = config.kind == CollKind::allgather || config.kind == CollKind::reduce_scatter_block;
+    const size_t big = config.bytes * (blocks ? size_t(p) : 1);
     if (config.move_data) {
-        own_.assign(p, std::vector<char>(config.bytes));
-        result_.assign(p, std::vector<char>(config.bytes));
+        own_.assign(p, std::vector<char>(config.kind == CollKind::reduce_scatter_block ? big : config.bytes));
+        result_.assign(p, std::vector<char>(config.kind == CollKind::allgather ? big : config.bytes));
     } else {
         // Never written by the network; untouched pages cost no memory.
-        shared_ = static_cast<char *>(std::calloc(config.bytes ? config.bytes : 1, 1));
+        shared_ = static_cast<char *>(std::calloc(big ? big : 1, 1));
     }
-    switch (config.kind) {
-    case CollKind::bcast: tags_per_call_ = bcast_tags(config_.bcast, config.bytes, p); break;
-    case CollKind::reduce: tags_per_call_ = reduce_tags(config_.reduce, config.bytes, kUnit, true); break;
-    case CollKind::allreduce: tags_per_call_ = allreduce_tags(config_.allreduce); break;
+    tags_per_call_ = call_tags(*comms_[0], describe_call(0));
+}
+
+// Rank r's call, as the C layer would describe it.
+adapt2_call_t Adapt2Collective::describe_call(int rank) {
+    const int p = net_.ranks();
+    adapt2_call_t call{};
+    call.collective = static_cast<int>(config_.kind);
+    call.root = config_.root;
+    call.reduction = op_;
+    const bool ring = config_.kind == CollKind::allgather || config_.kind == CollKind::reduce_scatter_block;
+    call.send.contig = own(rank);
+    call.send.bytes = config_.bytes * (config_.kind == CollKind::reduce_scatter_block ? p : 1);
+    call.recv.contig = config_.kind == CollKind::bcast ? own(rank) : result(rank);
+    call.recv.bytes = config_.bytes * (config_.kind == CollKind::allgather ? p : 1);
+    switch (config_.kind) {
+    case CollKind::bcast: call.settings.tree = config_.bcast; break;
+    case CollKind::reduce:
+        call.settings.tree = config_.reduce.tree;
+        call.settings.reproducible = config_.reduce.reproducible;
+        break;
+    default:
+        call.settings = config_.allreduce;
+        if (ring) call.settings.tree.segment_size = config_.ring_segment_size;
+        break;
     }
+    return call;
+}
+
+// The engine's per-collective functions (collectives.h), with the
+// simulator's own tags.
+int Adapt2Collective::call_tags(const Comm &comm, const adapt2_call_t &call) const {
+    switch (config_.kind) {
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    case CollKind::name: return tags_of_##name(comm, call);
+#include "../../ompi/mca/coll/adapt2/collectives.def"
+#undef ADAPT2_COLLECTIVE
+    }
+    return 1;
+}
+
+int Adapt2Collective::start_call(Comm &comm, const adapt2_call_t &call, int tag) {
+    switch (config_.kind) {
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    case CollKind::name: return start_##name(comm, call, tag);
+#include "../../ompi/mca/coll/adapt2/collectives.def"
+#undef ADAPT2_COLLECTIVE
+    }
+    return -1;
 }
 
 Adapt2Collective::~Adapt2Collective() {
@@ -140,7 +205,8 @@ void Adapt2Collective::start(int rank) {
 // would detach waits while the pool is full and earlier calls hold copies.
 bool Adapt2Collective::must_wait_for_room(int rank) {
     const adapt2_tree_settings_t &t = config_.kind == CollKind::reduce ? config_.reduce.tree : config_.bcast;
-    if (config_.kind == CollKind::allreduce || !t.blocking || !may_detach(t, config_.bytes)) return false;
+    const bool detaches = config_.kind == CollKind::bcast || config_.kind == CollKind::reduce;
+    if (!detaches || !t.blocking || !may_detach(t, config_.bytes)) return false;
     BufferPool &pool = comms_[rank]->detach_pool();
     if (pool.has_room(config_.bytes) || pool.bytes_lent() == 0) return false;
     count(Counter::detach_waits, 1);
@@ -156,24 +222,13 @@ void Adapt2Collective::launch(int rank) {
     CopyMeter meter(net_);
     c.launching = true;
     c.done_early = false;
-    adapt2_buffer_t own{}, result{};  // contiguous host memory; every other field zero
-    own.contig = this->own(rank);
-    own.bytes = config_.bytes;
-    result.contig = this->result(rank);
-    result.bytes = config_.bytes;
-    int rc = 0;
-    switch (config_.kind) {
-    case CollKind::bcast:
-        rc = start_bcast(comm, own, config_.root, tag, config_.bcast, on_done, &c, on_finished, &grace);
-        break;
-    case CollKind::reduce:
-        rc = start_reduce(comm, own, result, false, op_, config_.root, tag, config_.reduce, on_done, &c, on_finished,
-                          &grace);
-        break;
-    case CollKind::allreduce:
-        rc = start_allreduce(comm, own, result, false, op_, tag, config_.allreduce, on_done, &c, on_finished);
-        break;
-    }
+    adapt2_call_t call = describe_call(rank);
+    call.done = on_done;
+    call.finished = on_finished;
+    call.ctx = &c;
+    const bool may_grace = config_.kind == CollKind::bcast || config_.kind == CollKind::reduce;
+    call.grace = may_grace ? reinterpret_cast<void **>(&grace) : nullptr;
+    const int rc = start_call(comm, call, tag);
     c.launching = false;
     if (rc != 0) throw std::runtime_error("adapt2 engine refused a simulated call");
     if (!grace) return;

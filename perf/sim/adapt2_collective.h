@@ -2,7 +2,7 @@
 // each with its own endpoint of the simulated network, all sharing ONE tree
 // cache (Comm::share_trees; a tree per rank would cost memory quadratic in
 // the ranks). Calls are started with the engine's own entry points
-// (start_bcast, start_reduce, start_allreduce), so the trees, segments,
+// (start_<collective> of collectives.h), so the trees, segments,
 // windows, hellos and decoupled completion are exactly those that run inside
 // Open MPI.
 //
@@ -24,15 +24,23 @@
 
 namespace adapt2::sim {
 
-enum class CollKind { bcast, reduce, allreduce };
+// One per collective of the registry (collectives.def), in its order.
+enum class CollKind {
+#define ADAPT2_COLLECTIVE(name, NAME) name,
+#include "../../ompi/mca/coll/adapt2/collectives.def"
+#undef ADAPT2_COLLECTIVE
+};
+const char *coll_name(CollKind kind);
+bool coll_from_name(const char *name, CollKind *kind);
 
 struct Adapt2Config {
     CollKind kind = CollKind::bcast;
-    size_t bytes = 1 << 20;
+    size_t bytes = 1 << 20;                 // allgather, reduce_scatter_block: per rank's block
     int root = 0;
     adapt2_bcast_settings_t bcast{};       // also the reduce tree (reduce.tree)
     adapt2_reduce_settings_t reduce{};
     adapt2_allreduce_settings_t allreduce{};
+    size_t ring_segment_size = 0;           // allgather, reduce_scatter_block
     double grace_us = 100;                  // coll_adapt2_detach_grace_us
     size_t detach_max_bytes = 8u << 20;     // coll_adapt2_detach_max_bytes
     size_t pool_max_bytes = 32u << 20;      // coll_adapt2_pool_max_bytes
@@ -86,6 +94,9 @@ private:
     bool must_wait_for_room(int rank);
     void launch(int rank);
     int call_tag(RankCall &c) const;
+    adapt2_call_t describe_call(int rank);
+    int call_tags(const Comm &comm, const adapt2_call_t &call) const;
+    int start_call(Comm &comm, const adapt2_call_t &call, int tag);
 
     Network &net_;
     CallListener &listener_;

@@ -4,7 +4,8 @@
 // cross (beta = G; between nodes when there are several), plus, for
 // reductions, combining n bytes once (gamma). Allreduce: the bandwidth and
 // compute terms of the reduce-scatter + allgather optimum, 2n(p-1)/p beta
-// and n(p-1)/p gamma.
+// and n(p-1)/p gamma. Allgather and reduce-scatter of blocks of n bytes:
+// (p-1)n beta (and (p-1)n gamma).
 #ifndef ADAPT2_SIM_BOUNDS_H
 #define ADAPT2_SIM_BOUNDS_H
 
@@ -33,6 +34,10 @@ inline double lower_bound(CollKind kind, const Machine &m, int p, size_t bytes) 
         const double share = double(p - 1) / p;
         return hops * alpha + 2 * n * share * beta + n * share * gamma;
     }
+    // n is each rank's block: every rank receives the p - 1 others' (and,
+    // reducing, combines them).
+    case CollKind::allgather: return hops * alpha + (p - 1) * n * beta;
+    case CollKind::reduce_scatter_block: return hops * alpha + (p - 1) * n * beta + (p - 1) * n * gamma;
     }
     return 0;
 }

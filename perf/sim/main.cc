@@ -42,7 +42,8 @@ void usage(FILE *f) {
                  "Usage: adapt2_sim [options]\n"
                  "Runs the adapt2 engine on every simulated rank of a LogGP cluster, with lock-step\n"
                  "baselines, and prints one row per (algorithm, ranks, size).\n"
-                 "  -k COLL     bcast (default), reduce, allreduce\n"
+                 "  -k COLL     bcast (default), reduce, allreduce, allgather, reduce_scatter_block\n"
+                 "              (allgather, reduce_scatter_block: -m is each rank's block)\n"
                  "  -a LIST     algorithms, comma separated (default adapt2,adapt2-sync,tuned):\n"
                  "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2-flat\n"
                  "              (coll_adapt2_topology=0), adapt2:SHAPE or adapt2-sync:SHAPE (a forced\n"
@@ -102,10 +103,7 @@ bool parse(int argc, char **argv, Options &o) {
     while ((c = getopt(argc, argv, "k:a:p:m:S:M:n:s:i:w:g:t:b:o:h")) != -1) {
         switch (c) {
         case 'k':
-            if (!std::strcmp(optarg, "bcast")) o.kind = CollKind::bcast;
-            else if (!std::strcmp(optarg, "reduce")) o.kind = CollKind::reduce;
-            else if (!std::strcmp(optarg, "allreduce")) o.kind = CollKind::allreduce;
-            else return false;
+            if (!coll_from_name(optarg, &o.kind)) return false;
             break;
         case 'a': o.algorithms = split(optarg, ','); break;
         case 'p': {
@@ -132,10 +130,6 @@ bool parse(int argc, char **argv, Options &o) {
         }
     }
     return !o.ranks.empty() && !o.sizes.empty() && o.iterations > 0 && o.bench_calls >= 0;
-}
-
-const char *coll_name(CollKind k) {
-    return k == CollKind::bcast ? "bcast" : k == CollKind::reduce ? "reduce" : "allreduce";
 }
 
 // The collective `name` for these options, or null if unknown.

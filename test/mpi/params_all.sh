@@ -1,11 +1,13 @@
 #!/bin/bash
 # Invalid values of every adapt2 MCA parameter, as ompi_info lists them (a new
 # parameter is covered as soon as it is registered: it must be given a rule
-# below, or this test fails). Every parameter gets each value of BAD: negative,
-# zero, huge (a 20-digit number, and LONG_MAX), malformed (abc, 12x, 1,,2) and
-# empty; some get more (nodes, trace). Small broadcasts and reductions
-# (bcast_check, reduce_check, np 2, every result checked) must still succeed
-# and:
+# below, or this test fails; so must every line of params.def, the table
+# whose ranges the numeric rules take). Every parameter gets each value of
+# BAD: negative, zero, huge (a 20-digit number, and LONG_MAX), malformed
+# (abc, 12x, 1,,2) and empty; some get more (nodes, trace). Small broadcasts
+# and reductions (bcast_check, reduce_check, np 2, every result checked), or
+# allgathers and reduce_scatter_blocks (ring_check) for the parameters only
+# those read, must still succeed and:
 #   - a value the parameter does not accept is reported once per process, by
 #     "invalid value 'V' for MCA parameter coll_adapt2_NAME (why); using D"
 #     (V as adapt2 received it, D the default);
@@ -15,13 +17,16 @@
 # test judges that one (a table at the end shows what Open MPI made of each
 # value, and adapt2's verdict).
 #
-# To keep it short (about 80 mpiruns), parameters read in the same context
+# To keep it short (about 90 mpiruns), parameters read in the same context
 # share runs, one or two per value; when a parameter fails in a shared run it
 # is run again alone, and the verdict is the one of its own run. Then: every
 # parameter invalid at once (each still reported once per process), and the
 # parameters with cases of their own (priority, inject_send_failure, trace,
 # nodes).
 . "$(dirname "$0")/lib.sh"
+# The table of the parameters (their ranges); read before the cd below.
+DEF="${ADAPT2_SRCDIR:-$(dirname "$0")/../..}/ompi/mca/coll/adapt2/params.def"
+[ "${DEF#/}" = "$DEF" ] && DEF="$PWD/$DEF"
 
 TIMEOUT=${ADAPT2_TEST_TIMEOUT:-60}
 OMPI_INFO=${OMPI_INFO:-ompi_info}
@@ -33,11 +38,16 @@ cd "$WORK" || exit 1 # trace files land here
 LONG_MAX=9223372036854775807
 BAD=(-5 0 99999999999999999999 $LONG_MAX abc 12x 1,,2 "")
 
-# What each parameter accepts (README's parameter table and the help texts)
-# and where it is read.  NAME ACCEPTS [WHERE]
-#   ACCEPTS  MIN:MAX  an integer in the range (MAX "max": no upper bound);
-#            names:A,B,...  one of the names (the empty string may be taken as
-#            the default or reported);
+# What each parameter accepts and where it is read. The numeric ranges are
+# params.def's (the table the component checks its values against, one line
+# per parameter); RULES says what that table cannot.  NAME ACCEPTS [WHERE]
+#   ACCEPTS  range  an INT or LONG parameter: params.def's MIN:MAX (MAX
+#            "max": no upper bound, for LONG_MAX, and for INT_MAX in an INT
+#            parameter, whose value cannot exceed it anyway; INT_MAX in a LONG
+#            parameter is 2147483647: the segment sizes, as adapt2 cuts
+#            messages with int counts, so a larger size must be reported);
+#            names:A,B,...  a STRING parameter: one of the names (the empty
+#            string may be taken as the default or reported);
 #            any  every value is valid;
 #            own  checked by a case of its own below (the parameter's name
 #            must have one).
@@ -48,53 +58,91 @@ BAD=(-5 0 99999999999999999999 $LONG_MAX abc 12x 1,,2 "")
 #            multi-level runs set it);
 #            separate: in runs without the parameters a valid value of it
 #            switches off (device=0 leaves the device_* parameters unread,
-#            topology=0 the multi-level ones), in the multi-level context.
-# The segment sizes' upper bound (2^31-1) is not in the README: adapt2 cuts
-# messages with int counts, so a larger size must be reported, not used.
-# The device queue's lower bound (16) is not in the README either.
+#            topology=0 the multi-level ones), in the multi-level context;
+#            ring: read only by allgather and reduce_scatter_block (and
+#            their non-blocking forms): judged in ring_check runs.
 ALGORITHMS=names:auto,binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat,previous
 RULES="
-priority                        own
-verbose                         any
-recv_window                     1:64
-send_window                     1:64
-pool_max_bytes                  0:max
-trace                           own
-trace_max_events                1:67108864             traced
-detach_max_message              0:max
-detach_max_bytes                0:max
-detach_grace_us                 0:max
-detach_await_min_bytes          -1:max
-progress_thread                 0:1
-progress_interval_us            1:1000000
-transport                       names:pml,ucx
-bcast_algorithm                 $ALGORITHMS
-bcast_segment_size              0:2147483647
-bcast_fanout                    1:max
-bcast_radix                     2:max
-bcast_chains                    1:max
-reduce_algorithm                $ALGORITHMS
-reduce_segment_size             0:2147483647
-allreduce_algorithm             names:auto,tree,ring,recursive_doubling,previous
-allreduce_segment_size          0:2147483647
-allreduce_ring_min_bytes        0:max
-allreduce_ring_max_bytes        0:max
-allreduce_recdoubling_max_bytes 0:max
-reproducible                    0:1
-topology                        0:1                    separate
-nodes                           own
-node_algorithm                  $ALGORITHMS            multilevel
-numa_algorithm                  $ALGORITHMS            multilevel
-topology_segment_size           0:2147483647           multilevel
-node_segment_size               0:2147483647           multilevel
-numa_segment_size               0:2147483647           multilevel
-device                          0:1                    separate
-device_streams                  1:64
-device_queue_capacity           16:1048576
-device_mock                     0:2
-device_pinned_max_bytes         0:max
-inject_send_failure             own
+priority                          own
+verbose                           any
+recv_window                       range
+send_window                       range
+pool_max_bytes                    range
+trace                             own
+trace_max_events                  range                  traced
+detach_max_message                range
+detach_max_bytes                  range
+detach_grace_us                   range
+detach_await_min_bytes            range
+progress_thread                   range
+progress_interval_us              range
+transport                         names:pml,ucx
+bcast_algorithm                   $ALGORITHMS
+bcast_segment_size                range
+bcast_fanout                      range
+bcast_radix                       range
+bcast_chains                      range
+reduce_algorithm                  $ALGORITHMS
+reduce_segment_size               range
+allreduce_algorithm               names:auto,tree,ring,recursive_doubling,previous
+allreduce_segment_size            range
+allreduce_ring_min_bytes          range
+allreduce_ring_max_bytes          range
+allreduce_recdoubling_max_bytes   range
+allgather_algorithm               names:auto,ring,previous ring
+allgather_segment_size            range                  ring
+reduce_scatter_block_algorithm    names:auto,ring,previous ring
+reduce_scatter_block_segment_size range                  ring
+reproducible                      range
+topology                          range                  separate
+nodes                             own
+node_algorithm                    $ALGORITHMS            multilevel
+numa_algorithm                    $ALGORITHMS            multilevel
+topology_segment_size             range                  multilevel
+node_segment_size                 range                  multilevel
+numa_segment_size                 range                  multilevel
+device                            range                  separate
+device_streams                    range
+device_queue_capacity             range
+device_mock                       range
+device_pinned_max_bytes           range
+inject_send_failure               own
 "
+# ----------------------------------------------------------------- params.def
+# TYPE and MIN:MAX of every parameter of the table, as the checks use them.
+declare -A DEF_TYPE DEF_RANGE
+def_bound() { # TYPE BOUND: the bound as a number, or max
+    case $2 in
+    LONG_MAX) echo max ;;
+    INT_MAX) if [ "$1" = INT ]; then echo max; else echo 2147483647; fi ;;
+    INT_MIN) echo -2147483648 ;;
+    *) [[ $2 =~ ^-?[0-9]+$ ]] && echo "$2" ;;
+    esac
+}
+if [ ! -r "$DEF" ]; then
+    echo "FAIL cannot read $DEF (set ADAPT2_SRCDIR to the source tree)"
+    exit 1
+fi
+def_problems=()
+while read -r type name min max; do
+    DEF_TYPE[$name]=$type
+    case $type in
+    STRING) ;;
+    INT | LONG)
+        lo=$(def_bound "$type" "$min") hi=$(def_bound "$type" "$max")
+        if [ -z "$lo" ] || [ -z "$hi" ]; then
+            def_problems+=("params.def: $name ($type): cannot read the range '$min', '$max'")
+        else
+            DEF_RANGE[$name]=$lo:$hi
+        fi ;;
+    *) def_problems+=("params.def: $name: unknown type '$type'") ;;
+    esac
+done < <(awk -F', *' '/^ADAPT2_PARAM\(/ { sub(/^ADAPT2_PARAM\( */, "", $1); print $1, $2, $4, $5 }' "$DEF")
+n_def=$(grep -c '^ADAPT2_PARAM(' "$DEF")
+[ ${#DEF_TYPE[@]} -eq "$n_def" ] ||
+    def_problems+=("params.def has $n_def ADAPT2_PARAM lines, ${#DEF_TYPE[@]} distinct parameters read from them")
+[ "$n_def" -ge 10 ] || def_problems+=("params.def: only $n_def parameters read from $DEF")
+
 # ----------------------------------------------------------------- the list
 declare -A ACCEPTS WHERE DEFAULT TYPE EFF
 PARAMS=()
@@ -116,8 +164,31 @@ if [ ${#PARAMS[@]} -lt 10 ]; then
     exit 1
 fi
 echo "${#PARAMS[@]} parameters: ${PARAMS[*]}"
+declare -A RULED
 while read -r p accepts where; do
     [ -z "$p" ] && continue
+    RULED[$p]=1
+    if [ -z "${DEF_TYPE[$p]+set}" ]; then
+        def_problems+=("params_all.sh has a rule for coll_adapt2_$p, which params.def does not have")
+        continue
+    fi
+    case $accepts in
+    range)
+        if [ -z "${DEF_RANGE[$p]+set}" ]; then # a STRING (or a range already reported unreadable)
+            [ "${DEF_TYPE[$p]}" = STRING ] &&
+                def_problems+=("coll_adapt2_$p is a STRING in params.def: its rule must be names:..., any or own")
+            continue
+        fi
+        accepts=${DEF_RANGE[$p]} ;;
+    names:*)
+        [ "${DEF_TYPE[$p]}" = STRING ] || { def_problems+=("coll_adapt2_$p is ${DEF_TYPE[$p]} in params.def, its rule gives names: use range"); continue; } ;;
+    any | own) ;;
+    *) def_problems+=("params_all.sh: the rule of coll_adapt2_$p says '$accepts' (range, names:..., any or own)"); continue ;;
+    esac
+    case ${where:-flat} in
+    flat | multilevel | traced | separate | ring) ;;
+    *) def_problems+=("params_all.sh: the rule of coll_adapt2_$p says it is read in '$where' (flat, multilevel, traced, separate or ring)"); continue ;;
+    esac
     ACCEPTS[$p]=$accepts
     WHERE[$p]=${where:-flat}
     if [ -z "${DEFAULT[$p]+set}" ]; then
@@ -125,6 +196,15 @@ while read -r p accepts where; do
         echo "FAIL params_all.sh has a rule for coll_adapt2_$p, which ompi_info does not list"
     fi
 done <<<"$RULES"
+for p in "${!DEF_TYPE[@]}"; do
+    [ -n "${RULED[$p]+set}" ] ||
+        def_problems+=("coll_adapt2_$p (${DEF_TYPE[$p]}${DEF_RANGE[$p]:+ ${DEF_RANGE[$p]}}) is in params.def and has no rule in params_all.sh: add one")
+done
+if [ ${#def_problems[@]} -gt 0 ]; then
+    printf 'FAIL %s\n' "${def_problems[@]}"
+    echo "(params.def: $DEF)"
+    exit 1
+fi
 for p in "${PARAMS[@]}"; do
     if [ -z "${ACCEPTS[$p]+set}" ]; then
         failed=$((failed + 1))
@@ -186,9 +266,13 @@ verdict() {
 BCAST=("$BIN/bcast_check" -t int,vector -s 1,5000 --expect none)
 REDUCE=("$BIN/reduce_check" --coll reduce,ireduce,allreduce,iallreduce --ops sum
         --types int,double --counts 1,1500 --roots 1 --expect none)
+# The ring parameters' runs: allgathers and reduce_scatter_blocks, blocking
+# and not, in place and not (counters checked: none of BAD is "previous").
+# --segsizes keep: the segment sizes stay as the environment set them.
+RING=("$BIN/ring_check" --types int --ops sum --counts 1,700 --depth 2 --segsizes keep)
 FLAGS=(--mca mpi_param_check 0)
 declare -A CONTEXT=([flat]="" [multilevel]="OMPI_MCA_coll_adapt2_nodes=block:1"
-                    [separate]="OMPI_MCA_coll_adapt2_nodes=block:1")
+                    [separate]="OMPI_MCA_coll_adapt2_nodes=block:1" [ring]="")
 run_no=0
 
 # launch OUT ENV... -- PROGRAM ARGS: one mpirun under the timeout, with the
@@ -259,7 +343,8 @@ record() {
 # run_shared WHERE V P...: the parameters given all set to V, in the context
 # WHERE: a bcast_check run (flat context only: the multi-level parameters are
 # read by every collective, reduce_check's reduce and allreduce suffice) and
-# a reduce_check run; each parameter judged.
+# a reduce_check run, or (ring context) a ring_check run; each parameter
+# judged.
 run_shared() {
     local where=$1 v=$2
     shift 2
@@ -270,32 +355,37 @@ run_shared() {
     mkdir -p "$dir"
     [ "$where" = multilevel ] && env+=("OMPI_MCA_coll_adapt2_trace=$dir/trace")
     for p in "${params[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=$v"); done
-    local rc1=0 rc2=0 job=""
+    local rc1=0 rc2=0 job="" out2="$dir/reduce" prog2=reduce_check
     : >"$dir/bcast"
     if [ "$where" = flat ]; then # side by side: mostly start-up latency
         launch "$dir/bcast" "${env[@]}" -- "${BCAST[@]}" &
         job=$!
     fi
-    launch "$dir/reduce" "${env[@]}" -- "${REDUCE[@]}" || rc2=$?
+    if [ "$where" = ring ]; then
+        out2="$dir/ring" prog2=ring_check
+        launch "$out2" "${env[@]}" -- "${RING[@]}" || rc2=$?
+    else
+        launch "$out2" "${env[@]}" -- "${REDUCE[@]}" || rc2=$?
+    fi
     if [ -n "$job" ]; then wait $job || rc1=$?; fi
     local what="$where: ${#params[@]} parameter(s) = '$v'"
     if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
         if [ ${#params[@]} -gt 1 ]; then # find who: each alone
-            echo "     $what: exit $rc1 (bcast_check), $rc2 (reduce_check); running each parameter alone"
+            echo "     $what: exit $rc1 (bcast_check), $rc2 ($prog2); running each parameter alone"
             for p in "${params[@]}"; do run_shared "$where" "$v" "$p"; done
             return
         fi
         failed=$((failed + 1))
         p=${params[0]}
         record "$p" "$v" "CRASH/ERROR (exit $rc1, $rc2)"
-        echo "FAIL coll_adapt2_$p='$v' ($where; adapt2 got '${EFF[$p]}'): bcast_check exit $rc1, reduce_check exit $rc2:"
-        tail -n 12 "$dir/bcast" "$dir/reduce" | sed 's/^/    /'
+        echo "FAIL coll_adapt2_$p='$v' ($where; adapt2 got '${EFF[$p]}'): bcast_check exit $rc1, $prog2 exit $rc2:"
+        tail -n 12 "$dir/bcast" "$out2" | sed 's/^/    /'
         return
     fi
     local ok=0 retry=()
     for p in "${params[@]}"; do
-        if judge "$p" "$v" "${EFF[$p]}" "$dir/bcast" "$dir/reduce" &&
-           { [ "${WHERE[$p]}" != traced ] || traced_written "$dir/trace" "$dir/bcast" "$dir/reduce"; }; then
+        if judge "$p" "$v" "${EFF[$p]}" "$dir/bcast" "$out2" &&
+           { [ "${WHERE[$p]}" != traced ] || traced_written "$dir/trace" "$dir/bcast" "$out2"; }; then
             ok=$((ok + 1))
             record "$p" "$v" "$OUTCOME"
         elif [ ${#params[@]} -gt 1 ]; then
@@ -305,7 +395,7 @@ run_shared() {
             failed=$((failed + 1))
             record "$p" "$v" "$OUTCOME"
             echo "FAIL ${WHY:-$OUTCOME}"
-            grep -hE "coll:adapt2|FAIL" "$dir/bcast" "$dir/reduce" | head -5 | sed 's/^/    /'
+            grep -hE "coll:adapt2|FAIL" "$dir/bcast" "$out2" | head -5 | sed 's/^/    /'
         fi
     done
     passed=$((passed + ok))
@@ -345,7 +435,7 @@ for v in "${BAD[@]}"; do
     for p in "${PARAMS[@]}"; do
         [ "${EFF[$p]}" != "$v" ] && COERCED["v:$v"]+="'${EFF[$p]}' "
     done
-    for where in flat multilevel separate; do
+    for where in flat multilevel separate ring; do
         [ -n "${SHARED[$where]}" ] || continue
         read -ra members <<<"${SHARED[$where]}"
         run_shared "$where" "$v" "${members[@]}"
@@ -364,8 +454,15 @@ for p in "${all[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=-5"); done
 rc=0
 launch "$WORK/all.out" "${env[@]}" -- "$BIN/reduce_check" --coll allreduce,reduce --ops sum --types int --counts 1,1500 --iters 20 || rc=$?
 launch "$WORK/all2.out" "${env[@]}" -- "$BIN/bcast_check" -t int -s 1,5000 --iters 20 || rc=$?
+: >"$WORK/all3.out"
+for p in "${all[@]}"; do # the ring parameters are read by ring_check's calls only
+    if [ "${WHERE[$p]}" = ring ]; then
+        launch "$WORK/all3.out" "${env[@]}" -- "${RING[@]}" || rc=$?
+        break
+    fi
+done
 missing=()
-for p in "${all[@]}"; do judge "$p" -5 -5 "$WORK/all.out" "$WORK/all2.out" || missing+=("$WHY"); done
+for p in "${all[@]}"; do judge "$p" -5 -5 "$WORK/all.out" "$WORK/all2.out" "$WORK/all3.out" || missing+=("$WHY"); done
 if [ $rc -eq 0 ] && [ ${#missing[@]} -eq 0 ]; then
     passed=$((passed + 1))
     echo "ok   all ${#all[@]} parameters invalid at once: each reported once per process"
@@ -455,7 +552,7 @@ fi
 # inject_send_failure: 0 never; N > 0: the Nth send fails and the job aborts
 # (its purpose); a negative count is invalid.
 if [ "${ACCEPTS[inject_send_failure]}" = own ]; then
-    ACCEPTS[inject_send_failure]=0:max
+    ACCEPTS[inject_send_failure]=${DEF_RANGE[inject_send_failure]}
     BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000 --iters 10) # 20 sends and more per rank
     n=0
     for v in "${BAD[@]}"; do

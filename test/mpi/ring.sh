@@ -1,6 +1,7 @@
 #!/bin/bash
 # Allgather and Reduce_scatter_block: every type class, op, count, segment
-# size, in place or not, blocking or not, over ob1 and ucx.
+# size, in place or not, blocking or not, threads, over ob1, ucx and adapt2's
+# UCX transport.
 . "$(dirname "$0")/lib.sh"
 MPI_FLAGS="$MPI_FLAGS --mca mpi_param_check 0" # Open MPI 4.1.4 rejects MPI_SUM on derived types
 
@@ -11,8 +12,12 @@ check "np 4, windows 1:1, small segments" 4 --mca coll_adapt2_recv_window 1 --mc
 check "np 5, 8 calls in flight, 3 rounds" 5 -- "$BIN/ring_check" --depth 8 --iters 3 --counts 5,300 --segsizes 48
 check "np 4, large (1 MiB per rank, 64 KiB segments)" 4 -- "$BIN/ring_check" --types int,vec --ops sum \
     --counts $((262144 / BIG_DIV)) --segsizes 0,65536 --depth 2
+check "np 3, MPI_THREAD_MULTIPLE: 4 threads on their own communicators" 3 -- "$BIN/ring_check" \
+    --threads 4 --counts 1,500 --segsizes 64 --types int,vec --ops sum,usum --depth 3
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
     check "ucx: np 4, every type and op" 4 $UCX_FLAGS -- "$BIN/ring_check" --counts 1,999 --segsizes 0,256
+    check "ucx: np 2, 3 threads" 2 $UCX_FLAGS -- "$BIN/ring_check" --threads 3 --counts 7,3000 \
+        --segsizes 256 --types int --ops sum
 else
     echo "skip: this Open MPI has no pml ucx"
 fi

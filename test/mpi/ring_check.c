@@ -8,7 +8,10 @@
  *
  *   ring_check [--colls allgather,rsb] [--types int,double,vec] [--ops sum,max,usum,first]
  *              [--counts 0,1,7,1000] [--segsizes 0,64,4096] [--depth N] [--iters N]
+ *              [--threads N]   (MPI_THREAD_MULTIPLE: N threads, each on its own communicator)
+ * --segsizes keep: leave the segment size parameters as the environment set them.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +141,9 @@ typedef struct {
     const type_class_t *t;
     const op_t *op;        /* reduce_scatter_block only */
     int call;              /* numbers the data */
+    MPI_Comm comm;
+    int check_counters;    /* per case (single thread: no other calls in between) */
+    long long ran_ag, ran_rsb; /* calls adapt2 must have run (counted when not per case) */
 } case_t;
 
 static long run_allgather(case_t *c)
@@ -158,8 +164,8 @@ static long run_allgather(case_t *c)
     for (int d = 0; d < c->depth; ++d) {
         const void *s = c->in_place ? MPI_IN_PLACE : send[d];
         int rc = c->nonblocking
-                     ? MPI_Iallgather(s, (int) items, t->flat, recv[d], c->count, t->type, MPI_COMM_WORLD, &req[d])
-                     : MPI_Allgather(s, (int) items, t->flat, recv[d], c->count, t->type, MPI_COMM_WORLD);
+                     ? MPI_Iallgather(s, (int) items, t->flat, recv[d], c->count, t->type, c->comm, &req[d])
+                     : MPI_Allgather(s, (int) items, t->flat, recv[d], c->count, t->type, c->comm);
         if (rc != MPI_SUCCESS) fail("MPI_%sallgather returned %d", c->nonblocking ? "I" : "", rc);
     }
     if (c->nonblocking) MPI_Waitall(c->depth, req, MPI_STATUSES_IGNORE);
@@ -193,9 +199,9 @@ static long run_reduce_scatter(case_t *c)
     for (int d = 0; d < c->depth; ++d) {
         const void *s = c->in_place ? MPI_IN_PLACE : send[d];
         int rc = c->nonblocking ? MPI_Ireduce_scatter_block(s, recv[d], c->count, t->type, c->op->op,
-                                                            MPI_COMM_WORLD, &req[d])
+                                                            c->comm, &req[d])
                                 : MPI_Reduce_scatter_block(s, recv[d], c->count, t->type, c->op->op,
-                                                           MPI_COMM_WORLD);
+                                                           c->comm);
         if (rc != MPI_SUCCESS) fail("MPI_%sreduce_scatter_block returned %d", c->nonblocking ? "I" : "", rc);
     }
     if (c->nonblocking) MPI_Waitall(c->depth, req, MPI_STATUSES_IGNORE);
@@ -220,7 +226,7 @@ static long run_reduce_scatter(case_t *c)
 /* ---- options ---- */
 typedef struct {
     char colls[64], types[64], ops[64], counts[256], segsizes[256];
-    int depth, iters;
+    int depth, iters, threads;
 } options_t;
 
 static void parse(int argc, char **argv, options_t *o)
@@ -232,6 +238,7 @@ static void parse(int argc, char **argv, options_t *o)
     strcpy(o->segsizes, "0,64,4096");
     o->depth = 3;
     o->iters = 1;
+    o->threads = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         char *v = argv[i + 1];
         if (!strcmp(argv[i], "--colls")) snprintf(o->colls, sizeof o->colls, "%s", v);
@@ -241,9 +248,13 @@ static void parse(int argc, char **argv, options_t *o)
         else if (!strcmp(argv[i], "--segsizes")) snprintf(o->segsizes, sizeof o->segsizes, "%s", v);
         else if (!strcmp(argv[i], "--depth")) o->depth = atoi(v);
         else if (!strcmp(argv[i], "--iters")) o->iters = atoi(v);
+        else if (!strcmp(argv[i], "--threads")) o->threads = atoi(v);
         else fail("unknown option %s", argv[i]);
     }
     if (o->depth < 1 || o->depth > 8) fail("--depth must be 1..8");
+    if (o->threads < 1 || o->threads > 16) fail("--threads must be 1..16");
+    if (o->threads > 1 && (strchr(o->segsizes, ',') || !strncmp(o->counts, "0,", 2) || strstr(o->counts, ",0")))
+        fail("--threads: one segment size (set process-wide) and no count 0 (not counted)");
 }
 
 /* Calls of a kind adapt2 must have run (`expected`), checked on the counter. */
@@ -253,6 +264,8 @@ static void expect_calls(const char *counter, long long before, long long expect
     if (expected >= 0 && ran != expected) fail("%s grew by %lld, expected %lld", counter, ran, expected);
 }
 
+static options_t o;
+
 /* The calls of a case adapt2 runs when it takes the kind (`taken`), or -1:
  * not checked (Open MPI's MPI layer returns at once for some zero counts). */
 static long long calls_expected(const case_t *c, int taken)
@@ -260,10 +273,114 @@ static long long calls_expected(const case_t *c, int taken)
     return c->count == 0 ? -1 : taken ? c->depth : 0;
 }
 
+/* Every case of the options on c->comm; returns the wrong elements. */
+static long long sweep(case_t *c, long long *cases)
+{
+    long long bad = 0;
+    char segs[256], counts[256], tl[64], cl[64], ol[64];
+    strcpy(segs, o.segsizes);
+    for (char *sp, *s = strtok_r(segs, ",", &sp); s; s = strtok_r(NULL, ",", &sp)) {
+        if (c->check_counters && strcmp(s, "keep")) { /* threads: set once, before they start */
+            adapt2_set_long("coll_adapt2_allgather_segment_size", atol(s));
+            adapt2_set_long("coll_adapt2_reduce_scatter_block_segment_size", atol(s));
+        }
+        strcpy(counts, o.counts);
+        for (char *np_, *n = strtok_r(counts, ",", &np_); n; n = strtok_r(NULL, ",", &np_)) {
+            c->count = atoi(n);
+            strcpy(tl, o.types);
+            for (char *tp, *tn = strtok_r(tl, ",", &tp); tn; tn = strtok_r(NULL, ",", &tp)) {
+                c->t = find_type(tn);
+                for (int it = 0; it < o.iters; ++it)
+                for (c->nonblocking = 0; c->nonblocking < 2; ++c->nonblocking)
+                for (c->in_place = 0; c->in_place < 2; ++c->in_place) {
+                    c->depth = c->nonblocking ? o.depth : 1;
+                    strcpy(cl, o.colls);
+                    for (char *cp, *cn = strtok_r(cl, ",", &cp); cn; cn = strtok_r(NULL, ",", &cp)) {
+                        c->call += 8;
+                        if (!strcmp(cn, "allgather")) {
+                            long long before = c->check_counters ? adapt2_counter("coll_adapt2_allgather_calls") : 0;
+                            bad += run_allgather(c);
+                            if (c->check_counters)
+                                expect_calls("coll_adapt2_allgather_calls", before, calls_expected(c, 1));
+                            c->ran_ag += calls_expected(c, 1);
+                            ++*cases;
+                            continue;
+                        }
+                        if (strcmp(cn, "rsb")) fail("unknown collective %s", cn);
+                        strcpy(ol, o.ops);
+                        for (char *op_, *on = strtok_r(ol, ",", &op_); on; on = strtok_r(NULL, ",", &op_)) {
+                            c->op = find_op(on);
+                            /* user ops on doubles or holes are not what these ops take */
+                            if (c->op->op != MPI_SUM && c->op->op != MPI_MAX && strcmp(c->t->name, "int")) continue;
+                            c->call += 8;
+                            long long before =
+                                c->check_counters ? adapt2_counter("coll_adapt2_reduce_scatter_block_calls") : 0;
+                            bad += run_reduce_scatter(c);
+                            if (c->check_counters)
+                                expect_calls("coll_adapt2_reduce_scatter_block_calls", before,
+                                             calls_expected(c, c->op->commutative));
+                            c->ran_rsb += calls_expected(c, c->op->commutative);
+                            ++*cases;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return bad;
+}
+
+typedef struct {
+    case_t c;
+    long long bad, cases;
+} worker_t;
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    w->bad = sweep(&w->c, &w->cases);
+    return NULL;
+}
+
+/* o.threads threads, each sweeping on its own duplicate of the world; the
+ * counters must have grown by what all of them expected. */
+static long long run_threads(const case_t *base, long long *cases)
+{
+    worker_t w[16];
+    pthread_t tid[16];
+    long long bad = 0, ag = 0, rsb = 0;
+    long long ag0 = adapt2_counter("coll_adapt2_allgather_calls");
+    long long rsb0 = adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
+    if (strcmp(o.segsizes, "keep")) {
+        adapt2_set_long("coll_adapt2_allgather_segment_size", atol(o.segsizes));
+        adapt2_set_long("coll_adapt2_reduce_scatter_block_segment_size", atol(o.segsizes));
+    }
+    for (int i = 0; i < o.threads; ++i) {
+        w[i].c = *base;
+        w[i].c.call = 100000 * (i + 1);
+        w[i].c.check_counters = 0;
+        w[i].bad = w[i].cases = 0;
+        MPI_Comm_dup(MPI_COMM_WORLD, &w[i].c.comm);
+    }
+    for (int i = 0; i < o.threads; ++i) pthread_create(&tid[i], NULL, work, &w[i]);
+    for (int i = 0; i < o.threads; ++i) {
+        pthread_join(tid[i], NULL);
+        bad += w[i].bad, *cases += w[i].cases, ag += w[i].c.ran_ag, rsb += w[i].c.ran_rsb;
+        MPI_Comm_free(&w[i].c.comm);
+    }
+    expect_calls("coll_adapt2_allgather_calls", ag0, ag);
+    expect_calls("coll_adapt2_reduce_scatter_block_calls", rsb0, rsb);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    parse(argc, argv, &o);
+    int provided;
+    MPI_Init_thread(&argc, &argv, o.threads > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     case_t c = {0};
+    c.comm = MPI_COMM_WORLD;
+    c.check_counters = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
     make_types();
@@ -273,57 +390,14 @@ int main(int argc, char **argv)
     ops[3] = (op_t){"first", MPI_OP_NULL, 0};
     MPI_Op_create(usum, 1, &ops[2].op);
     MPI_Op_create(first, 0, &ops[3].op);
-    options_t o;
-    parse(argc, argv, &o);
+    if (o.threads > 1 && provided < MPI_THREAD_MULTIPLE) fail("--threads needs MPI_THREAD_MULTIPLE");
     if (adapt2_counter("coll_adapt2_allgather_calls") < 0) fail("adapt2 is not loaded");
     adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
-    long long bad = 0, cases = 0;
-    char segs[256], counts[256], tl[64], cl[64], ol[64];
-    strcpy(segs, o.segsizes);
-    for (char *sp, *s = strtok_r(segs, ",", &sp); s; s = strtok_r(NULL, ",", &sp)) {
-        adapt2_set_long("coll_adapt2_allgather_segment_size", atol(s));
-        adapt2_set_long("coll_adapt2_reduce_scatter_block_segment_size", atol(s));
-        strcpy(counts, o.counts);
-        for (char *np_, *n = strtok_r(counts, ",", &np_); n; n = strtok_r(NULL, ",", &np_)) {
-            c.count = atoi(n);
-            strcpy(tl, o.types);
-            for (char *tp, *tn = strtok_r(tl, ",", &tp); tn; tn = strtok_r(NULL, ",", &tp)) {
-                c.t = find_type(tn);
-                for (int it = 0; it < o.iters; ++it)
-                for (c.nonblocking = 0; c.nonblocking < 2; ++c.nonblocking)
-                for (c.in_place = 0; c.in_place < 2; ++c.in_place) {
-                    c.depth = c.nonblocking ? o.depth : 1;
-                    strcpy(cl, o.colls);
-                    for (char *cp, *cn = strtok_r(cl, ",", &cp); cn; cn = strtok_r(NULL, ",", &cp)) {
-                        c.call += 8;
-                        if (!strcmp(cn, "allgather")) {
-                            long long before = adapt2_counter("coll_adapt2_allgather_calls");
-                            bad += run_allgather(&c);
-                            expect_calls("coll_adapt2_allgather_calls", before, calls_expected(&c, 1));
-                            ++cases;
-                            continue;
-                        }
-                        if (strcmp(cn, "rsb")) fail("unknown collective %s", cn);
-                        strcpy(ol, o.ops);
-                        for (char *op_, *on = strtok_r(ol, ",", &op_); on; on = strtok_r(NULL, ",", &op_)) {
-                            c.op = find_op(on);
-                            /* user ops on doubles or holes are not what these ops take */
-                            if (c.op->op != MPI_SUM && c.op->op != MPI_MAX && strcmp(c.t->name, "int")) continue;
-                            c.call += 8;
-                            long long before = adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
-                            bad += run_reduce_scatter(&c);
-                            expect_calls("coll_adapt2_reduce_scatter_block_calls", before,
-                                         calls_expected(&c, c.op->commutative));
-                            ++cases;
-                        }
-                    }
-                }
-            }
-        }
-    }
+    long long cases = 0;
+    long long bad = o.threads > 1 ? run_threads(&c, &cases) : sweep(&c, &cases);
     long long total = total_errors(bad, MPI_COMM_WORLD);
     if (total) fail("%lld wrong elements over all ranks", total);
-    if (c.rank == 0) printf("ring_check: np %d, %lld cases: ok\n", c.size, cases);
+    if (c.rank == 0) printf("ring_check: np %d, %d thread(s), %lld cases: ok\n", c.size, o.threads, cases);
     MPI_Op_free(&ops[2].op);
     MPI_Op_free(&ops[3].op);
     MPI_Type_free(&types[2].type);

@@ -166,6 +166,22 @@ void mca_coll_adapt2_call_failed(struct ompi_communicator_t *comm, const char *c
  * failure (nothing started) `why` says why and the caller discards req. */
 int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
                                adapt2_call_t *call, const char **why);
+/* The end of every collective's entry point, after it tried to start
+ * adapt2's call (`rc`, `req`, `why`): OMPI_ERR_NOT_SUPPORTED sets *fall_back
+ * (noted, with why: the caller runs the previous component); another error
+ * names the rank, the call (MPI_<Name> of `name`, e.g. "ibcast") and why, and
+ * aborts; else a blocking call (`request` NULL) is waited for, a
+ * non-blocking one handed out. Returns the MPI result. */
+int mca_coll_adapt2_complete_start(ompi_communicator_t *comm, const char *name, int rc,
+                                   mca_coll_adapt2_request_t *req, const char *why,
+                                   ompi_request_t **request, bool *fall_back);
+#define ADAPT2_COMPLETE_OR_FALL_BACK(comm, name, rc, req, why, request, fallback)                    \
+    do {                                                                                         \
+        bool fall_back_;                                                                         \
+        int result_ = mca_coll_adapt2_complete_start((comm), (name), (rc), (req), (why), (request), \
+                                                     &fall_back_);                               \
+        return fall_back_ ? (fallback) : result_;                                                \
+    } while (0)
 /* Why the engine refused to start a call that returned `rc`. */
 const char *mca_coll_adapt2_start_failure(int rc);
 enum { ADAPT2_DEFER_DONE = 1, ADAPT2_DEFER_FINISHED = 2, ADAPT2_DEFER_QUEUED = 4 };

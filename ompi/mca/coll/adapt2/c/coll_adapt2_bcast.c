@@ -61,52 +61,39 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     return OMPI_SUCCESS;
 }
 
+/* The algorithm parameter's `previous`, or data adapt2 cannot take, goes
+ * to the previous component. */
+static int run_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                     struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                     mca_coll_adapt2_request_t **req, const char **why, bool blocking)
+{
+    if (mca_coll_adapt2_use_previous(ADAPT2_STRING(bcast_algorithm))) {
+        *why = "bcast_algorithm=previous";
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    return start_bcast(buff, count, datatype, root, comm, module, blocking, req, why);
+}
+
 int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                            struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *base)
 {
-    mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
-    mca_coll_adapt2_request_t *req;
-    if (mca_coll_adapt2_use_previous(ADAPT2_STRING(bcast_algorithm))) {
-        mca_coll_adapt2_note_fallback(comm, "ibcast", "bcast_algorithm=previous");
-        return module->previous.ibcast(buff, count, datatype, root, comm, request,
-                                       module->previous.ibcast_module);
-    }
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
-    int rc = start_bcast(buff, count, datatype, root, comm, module, false, &req, &why);
-    if (OMPI_ERR_NOT_SUPPORTED == rc) {
-        mca_coll_adapt2_note_fallback(comm, "ibcast", why);
-        return module->previous.ibcast(buff, count, datatype, root, comm, request,
-                                       module->previous.ibcast_module);
-    }
-    if (OMPI_SUCCESS != rc) {
-        mca_coll_adapt2_call_failed(comm, "MPI_Ibcast", rc, why);
-        return rc;
-    }
-    *request = &req->nbc.super;
-    mca_coll_adapt2_request_nudge(req);
-    return OMPI_SUCCESS;
+    int rc = run_bcast(buff, count, datatype, root, comm, m, &req, &why, false);
+    ADAPT2_COMPLETE_OR_FALL_BACK(comm, "ibcast", rc, req, why, request,
+                                 m->previous.ibcast(buff, count, datatype, root, comm, request,
+                                                    m->previous.ibcast_module));
 }
 
 int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
-    mca_coll_adapt2_module_t *module = (mca_coll_adapt2_module_t *) base;
-    mca_coll_adapt2_request_t *req;
-    if (mca_coll_adapt2_use_previous(ADAPT2_STRING(bcast_algorithm))) {
-        mca_coll_adapt2_note_fallback(comm, "bcast", "bcast_algorithm=previous");
-        return module->previous.bcast(buff, count, datatype, root, comm,
-                                      module->previous.bcast_module);
-    }
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
-    int rc = start_bcast(buff, count, datatype, root, comm, module, true, &req, &why);
-    if (OMPI_ERR_NOT_SUPPORTED == rc) {
-        mca_coll_adapt2_note_fallback(comm, "bcast", why);
-        return module->previous.bcast(buff, count, datatype, root, comm, module->previous.bcast_module);
-    }
-    if (OMPI_SUCCESS != rc) {
-        mca_coll_adapt2_call_failed(comm, "MPI_Bcast", rc, why);
-        return rc;
-    }
-    return mca_coll_adapt2_request_wait_and_free(req);
+    int rc = run_bcast(buff, count, datatype, root, comm, m, &req, &why, true);
+    ADAPT2_COMPLETE_OR_FALL_BACK(comm, "bcast", rc, req, why, NULL,
+                                 m->previous.bcast(buff, count, datatype, root, comm, m->previous.bcast_module));
 }

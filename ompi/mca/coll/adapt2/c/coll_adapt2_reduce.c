@@ -280,29 +280,16 @@ static const char *algorithm_of(bool all)
     return all ? ADAPT2_STRING(allreduce_algorithm) : ADAPT2_STRING(reduce_algorithm);
 }
 
-/* Runs the call with adapt2, blocking or not; anything adapt2 does not take
- * goes to the previous component (`fallback` runs it). */
-#define ADAPT2_RUN_OR_FALL_BACK(call, name, request, fallback)                                   \
-    do {                                                                                      \
-        mca_coll_adapt2_request_t *req_;                                                      \
-        const char *why_ = "reduce/allreduce_algorithm=previous";                            \
-        int rc_ = mca_coll_adapt2_use_previous(algorithm_of((call)->all))                    \
-                      ? OMPI_ERR_NOT_SUPPORTED                                                \
-                      : start_reduction((call), &req_, &why_);                                \
-        if (OMPI_ERR_NOT_SUPPORTED == rc_) {                                                  \
-            mca_coll_adapt2_note_fallback((call)->comm, name, why_);                          \
-            return fallback;                                                                  \
-        }                                                                                     \
-        if (OMPI_SUCCESS != rc_) {                                                            \
-            mca_coll_adapt2_call_failed((call)->comm, name, rc_, why_);                         \
-            return rc_;                                                                       \
-        }                                                                                     \
-        if (NULL == (request)) {                                                              \
-            return mca_coll_adapt2_request_wait_and_free(req_);                               \
-        }                                                                                     \
-        *(ompi_request_t **) (request) = &req_->nbc.super;                                    \
-        mca_coll_adapt2_request_nudge(req_);                                                  \
-        return OMPI_SUCCESS;                                                                  \
+/* Runs the call with adapt2, blocking (request NULL) or not; anything adapt2
+ * does not take goes to the previous component (`fallback` runs it). */
+#define ADAPT2_RUN_OR_FALL_BACK(call, name, request, fallback)                                \
+    do {                                                                                   \
+        mca_coll_adapt2_request_t *req_ = NULL;                                            \
+        const char *why_ = "reduce/allreduce_algorithm=previous";                         \
+        int rc_ = mca_coll_adapt2_use_previous(algorithm_of((call)->all))                 \
+                      ? OMPI_ERR_NOT_SUPPORTED                                             \
+                      : start_reduction((call), &req_, &why_);                             \
+        ADAPT2_COMPLETE_OR_FALL_BACK((call)->comm, name, rc_, req_, why_, request, fallback); \
     } while (0)
 
 int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

@@ -14,6 +14,7 @@
  * application's next call into MPI (coll_adapt2_progress.c): Open MPI's
  * request completion and reference counts are not thread-safe then.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 #include <time.h>
@@ -263,4 +264,27 @@ int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2
         *why = mca_coll_adapt2_start_failure(rc);
     }
     return rc;
+}
+
+int mca_coll_adapt2_complete_start(ompi_communicator_t *comm, const char *name, int rc,
+                                   mca_coll_adapt2_request_t *req, const char *why,
+                                   ompi_request_t **request, bool *fall_back)
+{
+    *fall_back = OMPI_ERR_NOT_SUPPORTED == rc;
+    if (*fall_back) {
+        mca_coll_adapt2_note_fallback(comm, name, why);
+        return OMPI_SUCCESS;
+    }
+    if (OMPI_SUCCESS != rc) {
+        char call[64]; /* "MPI_Ibcast" for "ibcast" */
+        snprintf(call, sizeof call, "MPI_%c%s", toupper((unsigned char) name[0]), name + 1);
+        mca_coll_adapt2_call_failed(comm, call, rc, why ? why : "no reason given");
+        return rc;
+    }
+    if (NULL == request) {
+        return mca_coll_adapt2_request_wait_and_free(req);
+    }
+    *request = &req->nbc.super;
+    mca_coll_adapt2_request_nudge(req);
+    return OMPI_SUCCESS;
 }

@@ -162,25 +162,12 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 
 /* Runs the call with adapt2, blocking (request NULL) or not; anything
  * adapt2 does not take goes to the previous component (`fallback` runs it). */
-#define ADAPT2_RING_RUN(comm, name, start, request, fallback)                     \
-    do {                                                                          \
-        mca_coll_adapt2_request_t *req_ = NULL;                                   \
-        const char *why_ = "";                                                    \
-        int rc_ = (start);                                                        \
-        if (OMPI_ERR_NOT_SUPPORTED == rc_) {                                      \
-            mca_coll_adapt2_note_fallback((comm), name, why_);                    \
-            return fallback;                                                      \
-        }                                                                         \
-        if (OMPI_SUCCESS != rc_) {                                                \
-            mca_coll_adapt2_call_failed((comm), name, rc_, why_);                 \
-            return rc_;                                                           \
-        }                                                                         \
-        if (NULL == (request)) {                                                  \
-            return mca_coll_adapt2_request_wait_and_free(req_);                   \
-        }                                                                         \
-        *(ompi_request_t **) (request) = &req_->nbc.super;                        \
-        mca_coll_adapt2_request_nudge(req_);                                      \
-        return OMPI_SUCCESS;                                                      \
+#define ADAPT2_RING_RUN(comm, name, start, request, fallback)                           \
+    do {                                                                                \
+        mca_coll_adapt2_request_t *req_ = NULL;                                         \
+        const char *why_ = "";                                                          \
+        int rc_ = (start);                                                              \
+        ADAPT2_COMPLETE_OR_FALL_BACK((comm), name, rc_, req_, why_, request, fallback); \
     } while (0)
 
 int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
