@@ -89,7 +89,8 @@ allreduce_segment_size            range
 allreduce_ring_min_bytes          range
 allreduce_ring_max_bytes          range
 allreduce_recdoubling_max_bytes   range
-allgather_algorithm               names:auto,ring,previous ring
+allgather_algorithm               names:auto,ring,bruck,previous ring
+allgather_bruck_max_bytes         range                  ring
 allgather_segment_size            range                  ring
 reduce_scatter_block_algorithm    names:auto,ring,previous ring
 reduce_scatter_block_segment_size range                  ring

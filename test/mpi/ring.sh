@@ -7,6 +7,11 @@ MPI_FLAGS="$MPI_FLAGS --mca mpi_param_check 0" # Open MPI 4.1.4 rejects MPI_SUM 
 
 check "np 2, every type, op, count and segment size" 2 -- "$BIN/ring_check"
 check "np 3 (odd), every type, op and count" 3 -- "$BIN/ring_check" --segsizes 0,100
+# auto takes Bruck below allgather_bruck_max_bytes (all blocks together): force each
+check "np 5, allgather ring forced, every type" 5 --mca coll_adapt2_allgather_algorithm ring -- \
+    "$BIN/ring_check" --colls allgather --segsizes 0,100 --counts 1,7,1000
+check "np 7, allgather Bruck forced, every type, large too" 7 --mca coll_adapt2_allgather_algorithm bruck -- \
+    "$BIN/ring_check" --colls allgather --segsizes 0 --counts 0,1,7,1000,$((40000 / BIG_DIV))
 check "np 4, windows 1:1, small segments" 4 --mca coll_adapt2_recv_window 1 --mca coll_adapt2_send_window 1 -- \
     "$BIN/ring_check" --segsizes 4,64 --counts 1,33,1000
 check "np 5, 8 calls in flight, 3 rounds" 5 -- "$BIN/ring_check" --depth 8 --iters 3 --counts 5,300 --segsizes 48
@@ -15,7 +20,7 @@ check "np 4, large (1 MiB per rank, 64 KiB segments)" 4 -- "$BIN/ring_check" --t
 check "np 3, MPI_THREAD_MULTIPLE: 4 threads on their own communicators" 3 -- "$BIN/ring_check" \
     --threads 4 --counts 1,500 --segsizes 64 --types int,vec --ops sum,usum --depth 3
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
-    check "ucx: np 4, every type and op" 4 $UCX_FLAGS -- "$BIN/ring_check" --counts 1,999 --segsizes 0,256
+    check "ucx: np 4, every type and op" 4 $UCX_FLAGS -- "$BIN/ring_check" --counts 1,999,30000 --segsizes 0,256
     check "ucx: np 2, 3 threads" 2 $UCX_FLAGS -- "$BIN/ring_check" --threads 3 --counts 7,3000 \
         --segsizes 256 --types int --ops sum
 else

@@ -1,4 +1,4 @@
-// Allgather and Reduce_scatter_block over the fake network, under many
+// Allgather (ring and Bruck) and Reduce_scatter_block over the fake network, under many
 // completion orders: every byte of every rank's result, for any p, block
 // sizes down to empty, segments smaller than a block or none, narrow and
 // wide windows, contiguous or strided (non-contiguous) send and receive
@@ -28,6 +28,7 @@ int sum_i32(void *, const void *in, void *inout, size_t n) {
 
 struct Case {
     int collective = ADAPT2_COLL_ALLGATHER;
+    int algorithm = ADAPT2_ALLGATHER_RING;  // allgather: ring or Bruck
     int p = 4;
     size_t elems = 10;           // per block (int32 for reduce_scatter_block, bytes for allgather)
     size_t segment = 0;
@@ -37,8 +38,9 @@ struct Case {
 
     std::string str() const {
         char s[256];
-        std::snprintf(s, sizeof s, "%s p=%d elems=%zu seg=%zu win=%d:%d send=%s recv=%s%s order=%d seed=%llu",
-                      collective == ADAPT2_COLL_ALLGATHER ? "allgather" : "reduce_scatter_block", p, elems, segment,
+        std::snprintf(s, sizeof s, "%s%s p=%d elems=%zu seg=%zu win=%d:%d send=%s recv=%s%s order=%d seed=%llu",
+                      collective == ADAPT2_COLL_ALLGATHER ? "allgather" : "reduce_scatter_block",
+                      algorithm == ADAPT2_ALLGATHER_BRUCK ? " (bruck)" : "", p, elems, segment,
                       recv_window, send_window, strided_send ? "strided" : "contig",
                       strided_recv ? "strided" : "contig", in_place ? " in-place" : "",
                       static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
@@ -99,6 +101,7 @@ void run_case(const Case &c) {
         call.recv = describe(k.recv, k.recv_s, c.strided_recv, recv_bytes);
         call.in_place = c.in_place;
         call.reduction = {4, 1, nullptr, sum_i32, nullptr, 0, 0};
+        call.settings.algorithm = c.algorithm;
         call.settings.tree.segment_size = c.segment;
         call.settings.tree.recv_window = c.recv_window;
         call.settings.tree.send_window = c.send_window;
@@ -134,15 +137,15 @@ void run_case(const Case &c) {
     if (net.unmatched() != 0) fail_msg("%s: %zu operations left unmatched", c.str().c_str(), net.unmatched());
 }
 
-long sweep(int collective) {
+long sweep(int collective, int algorithm) {
     long runs = 0;
-    for (int p : {1, 2, 3, 4, 7})
+    for (int p : {1, 2, 3, 4, 7, 8})
         for (size_t elems : {size_t{0}, size_t{1}, size_t{5}, size_t{33}})
             for (size_t segment : {size_t{0}, size_t{4}, size_t{12}})
                 for (int layout = 0; layout < 8; ++layout)
                     for (const NetworkOptions &net : completion_orders(3)) {
                         Case c;
-                        c.collective = collective, c.p = p, c.elems = elems, c.segment = segment, c.net = net;
+                        c.collective = collective, c.algorithm = algorithm, c.p = p, c.elems = elems, c.segment = segment, c.net = net;
                         c.strided_send = layout & 1, c.strided_recv = layout & 2, c.in_place = layout & 4;
                         if (layout % 3 == 1) c.recv_window = 1, c.send_window = 1;
                         run_case(c);
@@ -151,10 +154,16 @@ long sweep(int collective) {
     return runs;
 }
 
-void test_allgather(void **) { std::printf("# %ld allgathers checked\n", sweep(ADAPT2_COLL_ALLGATHER)); }
+void test_allgather(void **) {
+    std::printf("# %ld ring allgathers checked\n", sweep(ADAPT2_COLL_ALLGATHER, ADAPT2_ALLGATHER_RING));
+}
+
+void test_bruck_allgather(void **) {
+    std::printf("# %ld Bruck allgathers checked\n", sweep(ADAPT2_COLL_ALLGATHER, ADAPT2_ALLGATHER_BRUCK));
+}
 
 void test_reduce_scatter_block(void **) {
-    std::printf("# %ld reduce_scatter_blocks checked\n", sweep(ADAPT2_COLL_REDUCE_SCATTER_BLOCK));
+    std::printf("# %ld reduce_scatter_blocks checked\n", sweep(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, 0));
 }
 
 // A non-commutative op is refused (the C layer hands such calls on), and
@@ -231,6 +240,7 @@ void test_entry_point_runs_every_collective(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allgather),
+        cmocka_unit_test(test_bruck_allgather),
         cmocka_unit_test(test_reduce_scatter_block),
         cmocka_unit_test(test_reduce_scatter_refuses_non_commutative),
         cmocka_unit_test(test_entry_point_runs_every_collective),

@@ -117,12 +117,20 @@ typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_RECDOUBLING, /* log2(p) exchanges of the whole buffer */
 } adapt2_allreduce_algorithm_t;
 
+typedef enum adapt2_allgather_algorithm {
+    ADAPT2_ALLGATHER_AUTO = 0,
+    ADAPT2_ALLGATHER_RING,   /* p - 1 steps around a ring, pipelined by segments */
+    ADAPT2_ALLGATHER_BRUCK,  /* ceil(log2 p) exchanges of doubling runs of blocks */
+} adapt2_allgather_algorithm_t;
+
 typedef struct adapt2_allreduce_settings {
     adapt2_tree_settings_t tree;
-    int algorithm;          /* an adapt2_allreduce_algorithm_t */
-    size_t ring_min_bytes;  /* auto: the ring for messages in [min, max) bytes */
+    int algorithm;          /* the call's collective's: an adapt2_allreduce_algorithm_t
+                               or an adapt2_allgather_algorithm_t */
+    size_t ring_min_bytes;  /* allreduce auto: the ring for messages in [min, max) bytes */
     size_t ring_max_bytes;
-    size_t recdoubling_max_bytes; /* auto: recursive doubling below this size */
+    size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size */
+    size_t bruck_max_bytes; /* allgather auto: Bruck while all p blocks are below this size */
     int reproducible;
 } adapt2_allreduce_settings_t;
 
@@ -275,6 +283,9 @@ typedef struct adapt2_call {
  * reserve_tags) and starts it: 0, with `done` called once later (or before
  * returning), or an error code and `done` never called. */
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call);
+/* The algorithm the engine takes for an allgather of `all_bytes` (p blocks)
+ * with these settings: "ring" or "bruck" (verbose output). */
+const char *mca_coll_adapt2_engine_allgather_algorithm(const adapt2_call_settings_t *settings, size_t all_bytes);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */

@@ -12,18 +12,26 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
-/* auto or ring run the ring; previous hands the call on; anything else is
- * reported once and taken as auto. */
-static bool wants_previous(const char *param, const char *value)
+/* The algorithm a name selects (`names`: auto first, then the engine's
+ * values in order), or -1 for previous; anything else is reported once and
+ * taken as auto. */
+static int algorithm_of(const char *param, const char *value, const char *const names[], int count)
 {
-    /* param: the parameter's name, value: ADAPT2_STRING of it */
     if (mca_coll_adapt2_use_previous(value)) {
-        return true;
+        return -1;
     }
-    if (0 != strcmp(value, "auto") && 0 != strcmp(value, "ring")) {
-        mca_coll_adapt2_report_invalid(param, value, "auto", "known: auto, ring, previous");
+    for (int i = 0; i < count; ++i) {
+        if (0 == strcmp(value, names[i])) {
+            return i;
+        }
     }
-    return false;
+    char known[128] = "known:";
+    for (int i = 0; i < count; ++i) {
+        snprintf(known + strlen(known), sizeof known - strlen(known), " %s,", names[i]);
+    }
+    snprintf(known + strlen(known), sizeof known - strlen(known), " previous");
+    mca_coll_adapt2_report_invalid(param, value, "auto", known);
+    return 0;
 }
 
 static void ring_settings(adapt2_call_t *call, mca_coll_adapt2_param_t segment_size)
@@ -67,7 +75,9 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
                            const char **why)
 {
     const int size = ompi_comm_size(comm);
-    if (wants_previous("allgather_algorithm", ADAPT2_STRING(allgather_algorithm))) {
+    static const char *const algorithms[] = {"auto", "ring", "bruck"}; /* adapt2_allgather_algorithm_t */
+    const int algorithm = algorithm_of("allgather_algorithm", ADAPT2_STRING(allgather_algorithm), algorithms, 3);
+    if (algorithm < 0) {
         *why = "allgather_algorithm=previous";
         return OMPI_ERR_NOT_SUPPORTED;
     }
@@ -84,6 +94,8 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     call.collective = ADAPT2_COLL_ALLGATHER;
     call.in_place = MPI_IN_PLACE == sbuf;
     ring_settings(&call, ADAPT2_P_allgather_segment_size);
+    call.settings.algorithm = algorithm;
+    call.settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
     int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
     if (OMPI_SUCCESS == rc && !call.in_place) {
         rc = mca_coll_adapt2_describe_buffer(req, 0, (void *) sbuf, scount, sdtype, &call.send);
@@ -96,8 +108,9 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
         mca_coll_adapt2_request_discard(req);
         return rc;
     }
-    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s, ring", comm->c_name,
-                   call.recv.bytes / (size_t) size, call.in_place ? " in place" : "");
+    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s, %s", comm->c_name,
+                   call.recv.bytes / (size_t) size, call.in_place ? " in place" : "",
+                   mca_coll_adapt2_engine_allgather_algorithm(&call.settings, call.recv.bytes));
     rc = mca_coll_adapt2_start_call(module, req, &call, why);
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -113,7 +126,9 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 {
     const int size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    if (wants_previous("reduce_scatter_block_algorithm", ADAPT2_STRING(reduce_scatter_block_algorithm))) {
+    static const char *const algorithms[] = {"auto", "ring"};
+    if (algorithm_of("reduce_scatter_block_algorithm", ADAPT2_STRING(reduce_scatter_block_algorithm),
+                     algorithms, 2) < 0) {
         *why = "reduce_scatter_block_algorithm=previous";
         return OMPI_ERR_NOT_SUPPORTED;
     }

@@ -123,6 +123,13 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     return ADAPT2_ALLREDUCE_TREE;
 }
 
+adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes) {
+    if (s.algorithm == ADAPT2_ALLGATHER_RING || s.algorithm == ADAPT2_ALLGATHER_BRUCK) {
+        return static_cast<adapt2_allgather_algorithm_t>(s.algorithm);
+    }
+    return all_bytes < s.bruck_max_bytes ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
+}
+
 }  // namespace adapt2
 
 namespace adapt2 {

@@ -48,6 +48,10 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool
 
 // Allreduce: recursive doubling and the ring need contiguous buffers, the
 // ring a commutative op; the fused tree takes everything.
+// Allgather of p blocks, `all_bytes` in all: forced, or auto: Bruck's log2(p)
+// exchanges below settings.bruck_max_bytes, the ring from there.
+adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &settings, size_t all_bytes);
+
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes,
                                               int comm_size, bool commutative, bool contiguous);
 

@@ -1,10 +1,12 @@
 // Allgather and Reduce_scatter_block: one phase of the ring (ring_flow.h)
-// each. The ring works in one contiguous buffer of p blocks: the user's
+// each; small allgathers take Bruck's algorithm (bruck_flow.h). The ring works in one contiguous buffer of p blocks: the user's
 // receive buffer where it can (a contiguous allgather), else a buffer from
 // the communicator's pool that the flow fills from the user's data and
 // delivers from as the result becomes final.
+#include "bruck_flow.h"
 #include "collectives.h"
 #include "counters.h"
+#include "decision.h"
 #include "ring_flow.h"
 #include "schedule.h"
 
@@ -45,12 +47,39 @@ int start_ring(Comm &comm, const adapt2_call_t &call, const RingArgs &args, Trac
 
 }  // namespace
 
-int tags_of_allgather(const Comm &, const adapt2_call_t &call) {
+int tags_of_allgather(const Comm &comm, const adapt2_call_t &call) {
+    if (choose_allgather(call.settings, call.recv.bytes) == ADAPT2_ALLGATHER_BRUCK) {
+        return BruckFlow::tags_needed(comm.size());
+    }
     return RingFlow::tags_needed(call.settings.tree.send_window);
 }
 
+namespace {
+
+int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
+    const size_t mine = block * static_cast<size_t>(comm.rank());
+    BruckArgs a;
+    a.rank = comm.rank();
+    a.size = comm.size();
+    a.tag = tag;
+    a.block_bytes = block;
+    a.own = call.in_place ? RingCopy{call.recv, mine, 0, block} : RingCopy{call.send, 0, 0, block};
+    a.result = call.recv;
+    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+    schedule->set_trace(TraceColl::allgather, comm.id(), comm.next_call(), call.recv.bytes, -1);
+    schedule->add_flow<BruckFlow>(a, comm.pool());
+    count(Counter::allgather_calls, 1);
+    schedule->start();
+    return 0;
+}
+
+}  // namespace
+
 int start_allgather(Comm &comm, const adapt2_call_t &call, int tag) {
     const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
+    if (choose_allgather(call.settings, call.recv.bytes) == ADAPT2_ALLGATHER_BRUCK) {
+        return start_bruck(comm, call, tag, block);
+    }
     const size_t mine = block * static_cast<size_t>(comm.rank());
     RingArgs a = ring_args(comm, call, tag, block);
     a.reduce_scatter = false;

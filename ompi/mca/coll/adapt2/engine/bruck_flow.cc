@@ -1,0 +1,105 @@
+#include "bruck_flow.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "counters.h"
+#include "schedule.h"
+
+namespace adapt2 {
+
+int BruckFlow::exchanges(int size) {
+    int k = 0;
+    while ((1 << k) < size) ++k;
+    return k;
+}
+
+BruckFlow::BruckFlow(Schedule &schedule, int id, const BruckArgs &a, BufferPool &pool)
+    : Flow(schedule, id),
+      rank_(a.rank),
+      size_(a.size),
+      tag_(a.tag),
+      exchanges_(exchanges(a.size)),
+      block_(a.block_bytes),
+      own_(a.own),
+      result_(a.result),
+      pool_(pool) {
+    const size_t bytes = block_ * static_cast<size_t>(size_);
+    if (bytes > 0) work_ = pool_.borrow(bytes, 1, 1).front();
+}
+
+int BruckFlow::blocks_of(int k) const { return std::min(1 << k, size_ - (1 << k)); }
+
+bool BruckFlow::has_pending_work() const { return landed_.prefix() < exchanges_ || sends_done_ < exchanges_; }
+
+// Work blocks [first, first + blocks) are final: to the user's buffer, where
+// work block i is rank (r + i) mod p's block (one or two runs).
+void BruckFlow::deliver(int first, int blocks) {
+    while (blocks > 0 && !schedule_.failed()) {
+        const int user_block = (rank_ + first) % size_;
+        const int run = std::min(blocks, size_ - user_block);
+        const size_t bytes = static_cast<size_t>(run) * block_, at = static_cast<size_t>(user_block) * block_;
+        const char *src = work_ + static_cast<size_t>(first) * block_;
+        if (bytes > 0 && result_.contig && !result_.on_device) {
+            std::memmove(result_.contig + at, src, bytes);
+        } else if (bytes > 0) {
+            int rc = result_.unpack(result_.packer, at, bytes, src);
+            if (rc != 0) schedule_.fail_conversion(rc, "unpacking the allgather's result", at, bytes);
+        }
+        first += run, blocks -= run;
+    }
+}
+
+void BruckFlow::start() {
+    // This rank's block is work block 0.
+    if (block_ > 0) {
+        const adapt2_buffer_t &u = own_.user;
+        if (u.contig && !u.on_device) {
+            std::memmove(work_, u.contig + own_.from, block_);
+        } else {
+            int rc = u.pack(u.packer, own_.from, block_, work_);
+            if (rc != 0) schedule_.fail_conversion(rc, "packing this rank's block", own_.from, block_);
+        }
+    }
+    deliver(0, 1);
+    for (int k = 0; k < exchanges_ && !schedule_.failed(); ++k) {
+        const int d = 1 << k, from = (rank_ + d) % size_;
+        const size_t bytes = static_cast<size_t>(blocks_of(k)) * block_;
+        schedule_.post_recv(work_ ? work_ + static_cast<size_t>(d) * block_ : nullptr, from, tag_ - k,
+                            schedule_.take_op(id_, Op::kRecv, k, 0, bytes));
+    }
+    post_sends();
+}
+
+// Exchange k's blocks [0, count(k)) are all here once exchanges 0..k-1 have landed.
+void BruckFlow::post_sends() {
+    while (!schedule_.failed() && next_send_ < exchanges_ && next_send_ <= landed_.prefix()) {
+        const int k = next_send_++;
+        const int to = (rank_ - (1 << k) + size_) % size_;
+        schedule_.post_send(work_, to, tag_ - k,
+                            schedule_.take_op(id_, Op::kSend, k, 0, static_cast<size_t>(blocks_of(k)) * block_));
+    }
+}
+
+void BruckFlow::on_complete(Op &op) {
+    const Op::Kind kind = op.kind;
+    const int k = op.segment;
+    schedule_.return_op(&op);
+    if (kind == Op::kRecv) {
+        deliver(1 << k, blocks_of(k));
+        landed_.mark_done(k);
+    } else {
+        ++sends_done_;
+    }
+    post_sends();
+}
+
+void BruckFlow::finish() {
+    if (work_) pool_.give_back(block_ * static_cast<size_t>(size_), {work_});
+    if (!schedule_.failed()) {
+        count(Counter::segments_sent, static_cast<uint64_t>(exchanges_));
+        count(Counter::bytes_sent, static_cast<uint64_t>(size_ - 1) * block_);
+    }
+}
+
+}  // namespace adapt2
