@@ -234,13 +234,6 @@ static long long run_one(const options_t *o, const char *type, long bytes, int *
     return errors;
 }
 
-static int split_list(char *arg, char **out)
-{
-    int n = 0;
-    for (char *tok = strtok(arg, ","); tok && n < MAX_LIST; tok = strtok(NULL, ",")) out[n++] = tok;
-    return n;
-}
-
 static void parse(int argc, char **argv, options_t *o)
 {
     static struct option longopts[] = {
@@ -258,22 +251,22 @@ static void parse(int argc, char **argv, options_t *o)
         switch (ch) {
         case 'r':
             if (strcmp(optarg, "all")) {
-                n = split_list(optarg, items);
+                n = split_list(optarg, items, MAX_LIST);
                 for (o->nroots = 0; o->nroots < n; ++o->nroots) o->roots[o->nroots] = atoi(items[o->nroots]);
             }
             break;
         case 's':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (o->nsizes = 0; o->nsizes < n; ++o->nsizes) o->sizes[o->nsizes] = atol(items[o->nsizes]);
             break;
-        case 't': o->ntypes = split_list(optarg, o->types); break;
-        case 'a': o->nalgorithms = split_list(optarg, o->algorithms); break;
+        case 't': o->ntypes = split_list(optarg, o->types, MAX_LIST); break;
+        case 'a': o->nalgorithms = split_list(optarg, o->algorithms, MAX_LIST); break;
         case 'g':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (o->nsegsizes = 0; o->nsegsizes < n; ++o->nsegsizes) o->segsizes[o->nsegsizes] = atol(items[o->nsegsizes]);
             break;
         case 'w':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (o->nwindows = 0; o->nwindows < n; ++o->nwindows) {
                 if (sscanf(items[o->nwindows], "%d:%d", &o->recv_windows[o->nwindows],
                            &o->send_windows[o->nwindows]) != 2) fail("bad window %s", items[o->nwindows]);

@@ -4,15 +4,14 @@
  * sizes across the segment size). Every byte is checked.
  *   bcast_threads [threads (4)] [iterations (40)]
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "mpi_check.h"
 
 typedef struct {
-    MPI_Comm comm;
-    int id, iterations;
+    thread_worker_t t;  /* first: the thread harness's part (mpi_check.h) */
+    int iterations;
     long long errors;
     int calls;
 } worker_t;
@@ -21,25 +20,25 @@ static void *work(void *arg)
 {
     worker_t *w = arg;
     int rank, size;
-    MPI_Comm_rank(w->comm, &rank);
-    MPI_Comm_size(w->comm, &size);
+    MPI_Comm_rank(w->t.comm, &rank);
+    MPI_Comm_size(w->t.comm, &size);
     const size_t sizes[] = {1, 3000, 65536, 65537, 300000};
     unsigned char *buf = malloc(300000);
     for (int it = 0; it < w->iterations; ++it) {
-        size_t n = sizes[(it + w->id) % 5];
-        int root = (it + w->id) % size, call = it * 16 + w->id;
+        size_t n = sizes[(it + w->t.id) % 5];
+        int root = (it + w->t.id) % size, call = it * 16 + w->t.id;
         for (size_t k = 0; k < n; ++k) buf[k] = rank == root ? pattern_byte(call, root, k) : 0;
         if (it % 2) {
             MPI_Request req;
-            MPI_Ibcast(buf, (int) n, MPI_BYTE, root, w->comm, &req);
+            MPI_Ibcast(buf, (int) n, MPI_BYTE, root, w->t.comm, &req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         } else {
-            MPI_Bcast(buf, (int) n, MPI_BYTE, root, w->comm);
+            MPI_Bcast(buf, (int) n, MPI_BYTE, root, w->t.comm);
         }
         ++w->calls;
         for (size_t k = 0; k < n; ++k) {
             if (buf[k] != pattern_byte(call, root, k) && w->errors++ < 3)
-                fprintf(stderr, "rank %d thread %d: iteration %d byte %zu wrong\n", rank, w->id, it, k);
+                fprintf(stderr, "rank %d thread %d: iteration %d byte %zu wrong\n", rank, w->t.id, it, k);
         }
     }
     free(buf);
@@ -48,9 +47,8 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, rank, size;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    if (provided < MPI_THREAD_MULTIPLE) fail("MPI_THREAD_MULTIPLE not provided");
+    int rank, size;
+    init_thread_multiple(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int nthreads = argc > 1 ? atoi(argv[1]) : 4;
@@ -58,20 +56,15 @@ int main(int argc, char **argv)
     long long handled0 = adapt2_counter("coll_adapt2_bcast_calls");
 
     worker_t *w = calloc(nthreads, sizeof *w);
-    pthread_t *th = calloc(nthreads, sizeof *th);
-    for (int t = 0; t < nthreads; ++t) {
-        MPI_Comm_dup(MPI_COMM_WORLD, &w[t].comm);
-        w[t].id = t;
-        w[t].iterations = iterations;
-    }
-    for (int t = 0; t < nthreads; ++t) pthread_create(&th[t], NULL, work, &w[t]);
+    for (int t = 0; t < nthreads; ++t) w[t].iterations = iterations;
+    threads_init(w, nthreads, sizeof *w);
+    threads_run(w, nthreads, sizeof *w, work);
+    threads_free(w, nthreads, sizeof *w);
     long long errors = 0;
     int calls = 0;
     for (int t = 0; t < nthreads; ++t) {
-        pthread_join(th[t], NULL);
         errors += w[t].errors;
         calls += w[t].calls;
-        MPI_Comm_free(&w[t].comm);
     }
     long long handled = adapt2_counter("coll_adapt2_bcast_calls") - handled0;
     if (handled != calls) {
@@ -81,7 +74,6 @@ int main(int argc, char **argv)
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0) printf("bcast_threads: np %d, %d threads, %d calls per rank: %s\n", size, nthreads, calls, total ? "FAILED" : "ok");
     free(w);
-    free(th);
     MPI_Finalize();
     return total ? 1 : 0;
 }

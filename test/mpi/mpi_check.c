@@ -1,5 +1,7 @@
 #include "mpi_check.h"
 
+#include <pthread.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,4 +97,47 @@ long long total_errors(long long local, MPI_Comm comm)
     long long total = 0;
     MPI_Allreduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
     return total;
+}
+
+static thread_worker_t *worker_at(void *workers, int t, size_t size)
+{
+    return (thread_worker_t *) ((char *) workers + (size_t) t * size);
+}
+
+void threads_init(void *workers, int count, size_t size)
+{
+    for (int t = 0; t < count; ++t) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &worker_at(workers, t, size)->comm);
+        worker_at(workers, t, size)->id = t;
+    }
+}
+
+void threads_run(void *workers, int count, size_t size, void *(*fn)(void *))
+{
+    pthread_t *threads = calloc((size_t) count, sizeof *threads);
+    if (!threads) fail("no memory for %d threads", count);
+    for (int t = 0; t < count; ++t)
+        if (pthread_create(&threads[t], NULL, fn, worker_at(workers, t, size))) fail("pthread_create");
+    for (int t = 0; t < count; ++t) pthread_join(threads[t], NULL);
+    free(threads);
+}
+
+void threads_free(void *workers, int count, size_t size)
+{
+    for (int t = 0; t < count; ++t) MPI_Comm_free(&worker_at(workers, t, size)->comm);
+}
+
+void init_thread_multiple(int *argc, char ***argv)
+{
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) fail("MPI_THREAD_MULTIPLE not provided");
+}
+
+int split_list(char *arg, char **out, int max)
+{
+    int n = 0;
+    char *save;
+    for (char *tok = strtok_r(arg, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) out[n++] = tok;
+    return n;
 }

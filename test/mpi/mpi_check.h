@@ -25,6 +25,26 @@ void fail(const char *fmt, ...);
 /* Sum of local error counts over the communicator; ranks print their own. */
 long long total_errors(long long local, MPI_Comm comm);
 
+/* The MPI_THREAD_MULTIPLE harness. `workers` holds `count` structs of
+ * `size` bytes, each beginning with a thread_worker_t. threads_init gives
+ * each its own duplicate of MPI_COMM_WORLD (creating communicators runs
+ * collectives: take counter baselines after it) and its index as id;
+ * threads_run runs `fn` on each on its own thread and returns when all have
+ * finished; threads_free frees the communicators. */
+typedef struct {
+    MPI_Comm comm;
+    int id;
+} thread_worker_t;
+void threads_init(void *workers, int count, size_t size);
+void threads_run(void *workers, int count, size_t size, void *(*fn)(void *));
+void threads_free(void *workers, int count, size_t size);
+/* MPI_Init_thread asking for MPI_THREAD_MULTIPLE; fails if not provided. */
+void init_thread_multiple(int *argc, char ***argv);
+
+/* Splits a comma-separated list in place into at most `max` items; returns
+ * how many. */
+int split_list(char *arg, char **out, int max);
+
 /* The expected byte of a message at a position, for a given call. */
 static inline unsigned char pattern_byte(int call, int root, size_t pos)
 {

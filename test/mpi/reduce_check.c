@@ -305,13 +305,6 @@ static int default_counts(const rc_layout_t *l, long seg, long *out)
     return n;
 }
 
-static int split_list(char *arg, char **out)
-{
-    int n = 0;
-    for (char *tok = strtok(arg, ","); tok && n < MAX_LIST; tok = strtok(NULL, ",")) out[n++] = tok;
-    return n;
-}
-
 static void parse(int argc, char **argv, options_t *o)
 {
     enum { O_AALG = 256, O_NONULL, O_CONLY };
@@ -338,7 +331,7 @@ static void parse(int argc, char **argv, options_t *o)
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (int i = 0; i < n; ++i) {
                 int k;
                 for (k = 0; k < 4 && strcmp(items[i], coll_names[k]); ++k) {
@@ -349,35 +342,35 @@ static void parse(int argc, char **argv, options_t *o)
             break;
         case 'o':
             if (!strcmp(optarg, "all")) o->nops = rc_all_ops(o->ops, MAX_LIST);
-            else o->nops = split_list(optarg, (char **) o->ops);
+            else o->nops = split_list(optarg, (char **) o->ops, MAX_LIST);
             break;
         case 't':
             if (!strcmp(optarg, "all")) {
                 o->ntypes = rc_all_bases(o->types, MAX_LIST) - 2; /* not mat2i, mat2d */
             } else {
-                o->ntypes = split_list(optarg, (char **) o->types);
+                o->ntypes = split_list(optarg, (char **) o->types, MAX_LIST);
             }
             break;
         case 'n':
         case 's':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (o->ncounts = 0; o->ncounts < n; ++o->ncounts) o->counts[o->ncounts] = atol(items[o->ncounts]);
             o->counts_in_bytes = ch == 's';
             break;
         case 'r':
             if (strcmp(optarg, "all")) {
-                n = split_list(optarg, items);
+                n = split_list(optarg, items, MAX_LIST);
                 for (o->nroots = 0; o->nroots < n; ++o->nroots) o->roots[o->nroots] = atoi(items[o->nroots]);
             }
             break;
-        case 'a': o->nralgos = split_list(optarg, o->ralgos); break;
-        case O_AALG: o->naalgos = split_list(optarg, o->aalgos); break;
+        case 'a': o->nralgos = split_list(optarg, o->ralgos, MAX_LIST); break;
+        case O_AALG: o->naalgos = split_list(optarg, o->aalgos, MAX_LIST); break;
         case 'g':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (o->nsegsizes = 0; o->nsegsizes < n; ++o->nsegsizes) o->segsizes[o->nsegsizes] = atol(items[o->nsegsizes]);
             break;
         case 'w':
-            n = split_list(optarg, items);
+            n = split_list(optarg, items, MAX_LIST);
             for (o->nwindows = 0; o->nwindows < n; ++o->nwindows) {
                 if (sscanf(items[o->nwindows], "%d:%d", &o->rwin[o->nwindows], &o->swin[o->nwindows]) != 2)
                     fail("bad window %s", items[o->nwindows]);

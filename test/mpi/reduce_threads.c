@@ -7,7 +7,6 @@
  * show it ran every call.
  *   reduce_threads [threads (4)] [iterations per thread (40)]
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,8 +24,8 @@ static rc_layout_t layouts[NCASES];
 static const int counts[] = {1, 7, 4095, 4096, 4097, 60000};
 
 typedef struct {
-    MPI_Comm comm;
-    int id, iterations;
+    thread_worker_t t;  /* first: the thread harness's part (mpi_check.h) */
+    int iterations;
     long long errors, calls[2];
 } worker_t;
 
@@ -34,25 +33,25 @@ static void *work(void *arg)
 {
     worker_t *w = arg;
     int rank, size;
-    MPI_Comm_rank(w->comm, &rank);
-    MPI_Comm_size(w->comm, &size);
+    MPI_Comm_rank(w->t.comm, &rank);
+    MPI_Comm_size(w->t.comm, &size);
     for (int it = 0; it < w->iterations; ++it) {
-        int k = (it * 7 + w->id * 3) % NCASES, kind = (it + w->id) % 4;
+        int k = (it * 7 + w->t.id * 3) % NCASES, kind = (it + w->t.id) % 4;
         rc_call_t c = {0};
         c.l = &layouts[k];
         c.op = rc_find_op(cases[k].op);
-        c.comm = w->comm;
-        c.count = counts[(it + 2 * w->id) % 6];
-        c.root = (it / 4 + w->id) % size;
+        c.comm = w->t.comm;
+        c.count = counts[(it + 2 * w->t.id) % 6];
+        c.root = (it / 4 + w->t.id) % size;
         c.all = kind >= 2;
         c.inplace = it % 5 == 4;
-        c.seed = (uint64_t) w->id * 100000 + (uint64_t) it;
+        c.seed = (uint64_t) w->t.id * 100000 + (uint64_t) it;
         rc_call_prepare(&c);
         rc_call_start(&c, kind % 2);
         if (kind % 2) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
         ++w->calls[c.all];
         char what[200];
-        snprintf(what, sizeof what, "rank %d thread %d iteration %d: %s%s %s %s count %d root %d%s", rank, w->id,
+        snprintf(what, sizeof what, "rank %d thread %d iteration %d: %s%s %s %s count %d root %d%s", rank, w->t.id,
                  it, kind % 2 ? "i" : "", c.all ? "allreduce" : "reduce", c.l->name, c.op->name, c.count,
                  c.root, c.inplace ? " in place" : "");
         w->errors += rc_call_check(&c, what);
@@ -62,9 +61,8 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided, rank, size;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    if (provided < MPI_THREAD_MULTIPLE) fail("MPI_THREAD_MULTIPLE not provided");
+    int rank, size;
+    init_thread_multiple(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int nthreads = argc > 1 ? atoi(argv[1]) : 4;
@@ -74,20 +72,15 @@ int main(int argc, char **argv)
         if (rc_layout_create(cases[i].type, &layouts[i])) fail("unknown type %s", cases[i].type);
     }
     worker_t *w = calloc(nthreads, sizeof *w);
-    pthread_t *th = calloc(nthreads, sizeof *th);
-    for (int t = 0; t < nthreads; ++t) {
-        MPI_Comm_dup(MPI_COMM_WORLD, &w[t].comm);
-        w[t].id = t;
-        w[t].iterations = iterations;
-    }
+    for (int t = 0; t < nthreads; ++t) w[t].iterations = iterations;
+    threads_init(w, nthreads, sizeof *w);
     long long r0 = adapt2_counter("coll_adapt2_reduce_calls");
     long long a0 = adapt2_counter("coll_adapt2_allreduce_calls");
     long long f0 = adapt2_counter("coll_adapt2_fallbacks");
     if (r0 < 0 || a0 < 0 || f0 < 0) fail("adapt2's reduce/allreduce counters are missing");
-    for (int t = 0; t < nthreads; ++t) pthread_create(&th[t], NULL, work, &w[t]);
+    threads_run(w, nthreads, sizeof *w, work);
     long long errors = 0, calls[2] = {0, 0};
     for (int t = 0; t < nthreads; ++t) {
-        pthread_join(th[t], NULL);
         errors += w[t].errors;
         calls[0] += w[t].calls[0];
         calls[1] += w[t].calls[1];
@@ -101,14 +94,13 @@ int main(int argc, char **argv)
         ++errors;
     }
     errors += rc_user_fn_errors();
-    for (int t = 0; t < nthreads; ++t) MPI_Comm_free(&w[t].comm);
+    threads_free(w, nthreads, sizeof *w);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0)
         printf("reduce_threads: np %d, %d threads, %lld calls per rank: %s\n", size, nthreads,
                calls[0] + calls[1], total ? "FAILED" : "ok");
     for (int i = 0; i < NCASES; ++i) rc_layout_free(&layouts[i]);
     free(w);
-    free(th);
     rc_finalize();
     MPI_Finalize();
     return total ? 1 : 0;

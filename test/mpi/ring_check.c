@@ -11,7 +11,6 @@
  *              [--threads N]   (MPI_THREAD_MULTIPLE: N threads, each on its own communicator)
  * --segsizes keep: leave the segment size parameters as the environment set them.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +330,7 @@ static long long sweep(case_t *c, long long *cases)
 }
 
 typedef struct {
+    thread_worker_t t;  /* first: the thread harness's part (mpi_check.h) */
     case_t c;
     long long bad, cases;
 } worker_t;
@@ -338,16 +338,17 @@ typedef struct {
 static void *work(void *arg)
 {
     worker_t *w = arg;
+    w->c.comm = w->t.comm;
+    w->c.call = 100000 * (w->t.id + 1);
     w->bad = sweep(&w->c, &w->cases);
     return NULL;
 }
 
-/* o.threads threads, each sweeping on its own duplicate of the world; the
- * counters must have grown by what all of them expected. */
-static long long run_threads(const case_t *base, long long *cases)
+/* o.threads threads, each sweeping on its own communicator; the counters
+ * must have grown by what all of them expected. */
+static long long sweep_on_threads(const case_t *base, long long *cases)
 {
     worker_t w[16];
-    pthread_t tid[16];
     long long bad = 0, ag = 0, rsb = 0;
     long long ag0 = adapt2_counter("coll_adapt2_allgather_calls");
     long long rsb0 = adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
@@ -357,17 +358,13 @@ static long long run_threads(const case_t *base, long long *cases)
     }
     for (int i = 0; i < o.threads; ++i) {
         w[i].c = *base;
-        w[i].c.call = 100000 * (i + 1);
         w[i].c.check_counters = 0;
         w[i].bad = w[i].cases = 0;
-        MPI_Comm_dup(MPI_COMM_WORLD, &w[i].c.comm);
     }
-    for (int i = 0; i < o.threads; ++i) pthread_create(&tid[i], NULL, work, &w[i]);
-    for (int i = 0; i < o.threads; ++i) {
-        pthread_join(tid[i], NULL);
-        bad += w[i].bad, *cases += w[i].cases, ag += w[i].c.ran_ag, rsb += w[i].c.ran_rsb;
-        MPI_Comm_free(&w[i].c.comm);
-    }
+    threads_init(w, o.threads, sizeof w[0]);
+    threads_run(w, o.threads, sizeof w[0], work);
+    threads_free(w, o.threads, sizeof w[0]);
+    for (int i = 0; i < o.threads; ++i) bad += w[i].bad, *cases += w[i].cases, ag += w[i].c.ran_ag, rsb += w[i].c.ran_rsb;
     expect_calls("coll_adapt2_allgather_calls", ag0, ag);
     expect_calls("coll_adapt2_reduce_scatter_block_calls", rsb0, rsb);
     return bad;
@@ -394,7 +391,7 @@ int main(int argc, char **argv)
     if (adapt2_counter("coll_adapt2_allgather_calls") < 0) fail("adapt2 is not loaded");
     adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
     long long cases = 0;
-    long long bad = o.threads > 1 ? run_threads(&c, &cases) : sweep(&c, &cases);
+    long long bad = o.threads > 1 ? sweep_on_threads(&c, &cases) : sweep(&c, &cases);
     long long total = total_errors(bad, MPI_COMM_WORLD);
     if (total) fail("%lld wrong elements over all ranks", total);
     if (c.rank == 0) printf("ring_check: np %d, %d thread(s), %lld cases: ok\n", c.size, o.threads, cases);

@@ -435,7 +435,7 @@ static void *run(void *arg)
 
 /* Runs every thread until it has made `target` calls (deterministic: the
  * same on every rank). */
-static void run_threads(worker_t *w, int nthreads)
+static void run_soak_threads(worker_t *w, int nthreads)
 {
     pthread_t th[64];
     for (int t = 0; t < nthreads; ++t) pthread_create(&th[t], NULL, run, &w[t]);
@@ -662,7 +662,7 @@ static void run_tenths(worker_t *w, const options_t *o, memory_t *m)
             worker_comms_new(&w[t]);
             w[t].target = (o->calls * tenth / 10 + o->threads - 1) / o->threads;
         }
-        run_threads(w, o->threads);
+        run_soak_threads(w, o->threads);
         settle();
         m->live[tenth - 1] = status_kib("VmRSS");
         for (int t = 0; t < o->threads; ++t) worker_comms_free(&w[t]);
