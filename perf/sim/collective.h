@@ -13,7 +13,7 @@ namespace adapt2::sim {
 
 // Told when a rank's call returns (`done`: the application may go on) and
 // when all of its work is over (`finished`; later than done for a call that
-// completed early, see README "Decoupled completion").
+// completed early, see docs/design.md, "Decoupled completion").
 class CallListener {
 public:
     virtual ~CallListener() = default;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fuzzer cases that found adapt2's bugs (README, "How adapt2 is tested
+# The fuzzer cases that found adapt2's bugs (docs/testing.md, "How adapt2 is tested
 # for trust"), each rerun alone so they stay fixed whatever budget fuzz.sh
 # gets. Case numbers hold for this generator (fuzz_case.c, fuzz_types.c); a
 # change that draws random numbers differently must re-find them (the long

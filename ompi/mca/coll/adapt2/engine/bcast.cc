@@ -46,7 +46,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     }
     // A blocking root waits for its children's hellos before copying, from
     // await_min_bytes: below, the copy costs less than waiting for the
-    // hellos (README "Choosing the defaults").
+    // hellos (docs/design.md, "Choosing the defaults").
     args.await = grace && settings.blocking && args.copy && comm.rank() == root && data.contig &&
                  data.bytes >= settings.await_min_bytes;
     auto *schedule = new Schedule(comm, done, done_ctx, finished);

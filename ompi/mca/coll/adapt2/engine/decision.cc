@@ -42,7 +42,7 @@ TreeSpec forced_or(int algorithm, const adapt2_tree_settings_t &s, TreeSpec auto
 
 }  // namespace
 
-// Default rule, measured with perf/compare.py on one host (README, "Choosing
+// Default rule, measured with perf/compare.py on one host (docs/design.md, "Choosing
 // the defaults"): a wide k-nomial tree (radix coll_adapt2_bcast_radix, 8 by
 // default, i.e. flat up to 8 ranks). In shared memory every child then pulls
 // its data from the parent's buffer in parallel (single-copy CMA) instead of
@@ -60,7 +60,7 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
 
 // Between nodes, from 64 KiB: a pipeline, which sends each byte over each
 // node's link once (measured on the emulated cluster, 4 nodes at 1 Gbit/s,
-// README: a binomial root's node sends it twice, 1.9-2.5x slower at
+// docs/design.md: a binomial root's node sends it twice, 1.9-2.5x slower at
 // 256 KiB-4 MiB), while its fill, one segment time per node, stays short
 // against the message; beyond, a binary tree (log-deep, each byte twice per
 // link). The simulator, calibrated on this machine and the cluster, puts the
@@ -87,7 +87,7 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
     return plan;
 }
 
-// Auto, measured with perf/ (README, "Choosing the defaults"): below 1 MiB
+// Auto, measured with perf/ (docs/design.md, "Choosing the defaults"): below 1 MiB
 // the wide k-nomial tree in one segment (flat up to `radix` ranks: every
 // child's data goes straight to the root); from 1 MiB a binomial tree of
 // segments, which spreads the combining over the ranks and pipelines it.
@@ -102,7 +102,7 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
     return {{TreeShape::binomial, 0}, s.segment_size};
 }
 
-// Auto, measured (README): the ring for the middle sizes, where its 2(p-1)
+// Auto, measured (docs/design.md): the ring for the middle sizes, where its 2(p-1)
 // steps of 1/p of the message beat the tree's full-size hops, the fused tree
 // elsewhere; recursive doubling below recdoubling_max_bytes (0 by default:
 // with more ranks than cores the tree, which leaves leaves idle, was faster).

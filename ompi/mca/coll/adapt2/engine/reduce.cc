@@ -123,7 +123,7 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     a.op = op;
     a.fill = !in_place;
     a.fill_from = {own, 0, 0, own.bytes};
-    // auto: one message per block, measured fastest here (README); a forced
+    // auto: one message per block, measured fastest here (docs/design.md); a forced
     // ring pipelines blocks in segments of the allreduce segment size.
     a.segment_bytes = s.algorithm == ADAPT2_ALLREDUCE_RING ? s.tree.segment_size : 0;
     a.recv_window = s.tree.recv_window;
