@@ -1,4 +1,7 @@
 // The decision rules: what `auto` picks, and that forced choices are obeyed.
+#include <set>
+#include <string>
+
 #include "cmocka_cxx.h"
 #include "decision.h"
 
@@ -133,6 +136,73 @@ void test_node_level_rule(void **) {
     assert_true(plan_bcast(s, 1 << 20, 2000, 1000).levels.node == pipeline);
 }
 
+// Allgather: Bruck below allgather_bruck_max_bytes (all blocks together),
+// the ring from there; a forced algorithm is obeyed.
+void test_allgather_rules(void **) {
+    adapt2_call_settings_t s{};
+    s.tree = defaults();
+    s.bruck_max_bytes = 64 << 10;
+    s.algorithm = ADAPT2_ALLGATHER_AUTO;
+    assert_int_equal(choose_allgather(s, 0), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(choose_allgather(s, (64 << 10) - 1), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(choose_allgather(s, 64 << 10), ADAPT2_ALLGATHER_RING);
+    s.algorithm = ADAPT2_ALLGATHER_RING;
+    assert_int_equal(choose_allgather(s, 8), ADAPT2_ALLGATHER_RING);
+    s.algorithm = ADAPT2_ALLGATHER_BRUCK;
+    assert_int_equal(choose_allgather(s, 1 << 30), ADAPT2_ALLGATHER_BRUCK);
+}
+
+// Every rule names itself (coll_adapt2_verbose 20 prints it), and each
+// branch a different name: the name says which rule chose the plan.
+void test_every_rule_is_named(void **) {
+    std::set<std::string> names;
+    auto name = [&](const char *rule, const char *what) {
+        if (!rule || !*rule) fail_msg("%s: no rule name", what);
+        names.insert(rule);
+    };
+    auto s = defaults();
+    name(plan_bcast(s, 1 << 20, 4).rule, "bcast flat");
+    name(plan_bcast(s, 1 << 20, 64).rule, "bcast segmented");
+    s.algorithm = ADAPT2_ALG_BINARY;
+    name(plan_bcast(s, 1 << 20, 64).rule, "bcast forced");
+    name(plan_reduce(s, 1 << 20, true).rule, "reduce forced");
+    s.algorithm = ADAPT2_ALG_AUTO;
+    name(plan_reduce(s, 1 << 20, false).rule, "reduce non-commutative");
+    name(plan_reduce(s, 1 << 10, true).rule, "reduce small");
+    name(plan_reduce(s, 1 << 20, true).rule, "reduce large");
+    s.topology = 1, s.topology_segment_size = 1 << 18;
+    name(plan_bcast(s, 1 << 10, 8, 4).rule, "multi-level small");
+    name(plan_bcast(s, 1 << 20, 8, 4).rule, "multi-level pipeline");
+    name(plan_bcast(s, 1 << 20, 2000, 1000).rule, "multi-level binary");
+    s.node_algorithm = ADAPT2_ALG_FLAT;
+    name(plan_bcast(s, 1 << 20, 8, 4).rule, "multi-level forced");
+    const size_t tree_rules = names.size();
+    assert_int_equal(tree_rules, 11);
+    adapt2_allreduce_settings_t a{};
+    a.tree = defaults();
+    a.ring_min_bytes = 256 << 10, a.ring_max_bytes = 8 << 20, a.recdoubling_max_bytes = 16 << 10;
+    const char *rule = nullptr;
+    for (int algorithm : {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE}) {
+        a.algorithm = algorithm;
+        choose_allreduce(a, 4, 4, true, true, &rule), name(rule, "allreduce forced");
+        choose_allreduce(a, 4, 4, false, false, &rule), name(rule, "allreduce forced, not possible");
+    }
+    a.algorithm = ADAPT2_ALLREDUCE_AUTO;
+    for (size_t bytes : {size_t{4}, size_t{1} << 20, size_t{16} << 20}) {
+        choose_allreduce(a, bytes, 4, true, true, &rule), name(rule, "allreduce auto");
+    }
+    a.tree.topology = 1;
+    choose_allreduce(a, 4, 4, true, true, &rule), name(rule, "allreduce across nodes");
+    assert_int_equal(names.size(), tree_rules + 9);
+    for (int algorithm : {ADAPT2_ALLGATHER_AUTO, ADAPT2_ALLGATHER_RING}) {
+        a.algorithm = algorithm;
+        choose_allgather(a, 4, &rule), name(rule, "allgather");
+        a.bruck_max_bytes = 1 << 20;
+        choose_allgather(a, 4, &rule), name(rule, "allgather");
+    }
+    assert_int_equal(names.size(), tree_rules + 12);
+}
+
 }  // namespace
 
 int main() {
@@ -144,6 +214,8 @@ int main() {
         cmocka_unit_test(test_allreduce_rules),
         cmocka_unit_test(test_algorithm_names_round_trip),
         cmocka_unit_test(test_node_level_rule),
+        cmocka_unit_test(test_allgather_rules),
+        cmocka_unit_test(test_every_rule_is_named),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);
 }

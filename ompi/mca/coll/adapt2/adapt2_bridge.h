@@ -202,6 +202,10 @@ typedef struct adapt2_comm_settings {
      * every component's non-blocking calls share. */
     int (*reserve_tags)(void *ctx, int count);
     void *reserve_ctx;
+    /* Verbose output (NULL: none): the level in force, and a line at a level
+     * (the engine writes each call's plan and the rule that chose it at 20). */
+    int (*log_level)(void);
+    void (*log)(int level, const char *message);
 } adapt2_comm_settings_t;
 
 /* Per-communicator engine state. */
@@ -283,9 +287,6 @@ typedef struct adapt2_call {
  * reserve_tags) and starts it: 0, with `done` called once later (or before
  * returning), or an error code and `done` never called. */
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call);
-/* The algorithm the engine takes for an allgather of `all_bytes` (p blocks)
- * with these settings: "ring" or "bruck" (verbose output). */
-const char *mca_coll_adapt2_engine_allgather_algorithm(const adapt2_call_settings_t *settings, size_t all_bytes);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */

@@ -44,6 +44,7 @@ extern "C" adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2
                                       s->detach_max_bytes, s->progress);
         if (s->node) comm->set_topology(adapt2::topology_of(*s));
         comm->set_tag_reserver(s->reserve_tags, s->reserve_ctx);
+        comm->set_logger(s->log_level, s->log);
         return reinterpret_cast<adapt2_engine_comm_t *>(comm);
     } catch (...) {
         return nullptr;

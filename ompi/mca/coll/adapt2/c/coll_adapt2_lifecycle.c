@@ -136,6 +136,12 @@ static void describe_layout(mca_coll_adapt2_module_t *module, ompi_communicator_
                    module->multi_level ? "apply (coll_adapt2_topology)" : "do not apply");
 }
 
+/* The verbosity in force for the engine's own lines (each call's plan at 20). */
+static int log_level(void)
+{
+    return opal_output_get_verbosity(mca_coll_adapt2_component.output);
+}
+
 /* Tags of one call: Open MPI's per-communicator collective tags, which
  * libnbc and the other components' non-blocking calls share. */
 static int reserve_tags(void *comm, int count)
@@ -167,6 +173,8 @@ adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *mo
         .progress = progress_transports,
         .reserve_tags = reserve_tags,
         .reserve_ctx = comm,
+        .log_level = log_level,
+        .log = mca_coll_adapt2_c_log,
         .node = node,
         .numa = numa_known ? numa : NULL,
     };

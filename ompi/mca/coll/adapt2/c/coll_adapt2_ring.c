@@ -108,9 +108,8 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
         mca_coll_adapt2_request_discard(req);
         return rc;
     }
-    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s, %s", comm->c_name,
-                   call.recv.bytes / (size_t) size, call.in_place ? " in place" : "",
-                   mca_coll_adapt2_engine_allgather_algorithm(&call.settings, call.recv.bytes));
+    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s", comm->c_name,
+                   call.recv.bytes / (size_t) size, call.in_place ? " in place" : "");
     rc = mca_coll_adapt2_start_call(module, req, &call, why);
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -165,7 +164,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         mca_coll_adapt2_request_discard(req);
         return rc;
     }
-    ADAPT2_VERBOSE(20, "(%s) reduce_scatter_block of %zu bytes per rank%s, ring", comm->c_name,
+    ADAPT2_VERBOSE(20, "(%s) reduce_scatter_block of %zu bytes per rank%s", comm->c_name,
                    (in_place ? call.recv.bytes / (size_t) size : call.recv.bytes), in_place ? " in place" : "");
     rc = mca_coll_adapt2_start_call(module, req, &call, why);
     if (OMPI_SUCCESS != rc) {

@@ -49,6 +49,11 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
     // hellos (docs/design.md, "Choosing the defaults").
     args.await = grace && settings.blocking && args.copy && comm.rank() == root && data.contig &&
                  data.bytes >= settings.await_min_bytes;
+    if (comm.logs(20)) {
+        comm.log(20, plan_line(comm.id(), "bcast", data.bytes, root,
+                               describe(plan) + (args.hello ? "; may detach" : "") + (args.await ? ", awaits hellos" : ""),
+                               plan.rule));
+    }
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);

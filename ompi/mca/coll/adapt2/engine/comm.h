@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "buffer_pool.h"
 #include "counters.h"
@@ -37,6 +38,14 @@ public:
     // shared with other components) when it provides a reserver; else from
     // this communicator's own counter (tests, simulator), which every rank
     // advances alike since all run the same calls in the same order.
+    // Verbose output through the C layer (none in tests and the simulator).
+    using LogLevelFn = int (*)();
+    using LogFn = void (*)(int level, const char *message);
+    void set_logger(LogLevelFn level, LogFn log) { log_level_ = level, log_ = log; }
+    bool logs(int level) const { return log_level_ && log_ && log_level_() >= level; }
+    void log(int level, const std::string &message) const {
+        if (logs(level)) log_(level, message.c_str());
+    }
     using ReserveTagsFn = int (*)(void *ctx, int count);
     void set_tag_reserver(ReserveTagsFn fn, void *ctx) { reserve_fn_ = fn, reserve_ctx_ = ctx; }
     int reserve_tags(int count) {
@@ -103,6 +112,8 @@ private:
     BufferPool detach_pool_;
     ProgressFn progress_;
     ReserveTagsFn reserve_fn_ = nullptr;
+    LogLevelFn log_level_ = nullptr;
+    LogFn log_ = nullptr;
     void *reserve_ctx_ = nullptr;
     int next_tag_ = -1000;  // own tags, below Open MPI's blocking collective tags
     int device_error_ = 0;

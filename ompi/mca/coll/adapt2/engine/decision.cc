@@ -7,6 +7,28 @@
 
 namespace adapt2 {
 
+namespace {
+std::string tree_name(TreeSpec t) {
+    std::string name(tree_shape_name(t.shape));
+    if (t.param > 0) name += ":" + std::to_string(t.param);
+    return name;
+}
+}  // namespace
+
+std::string describe(const BcastPlan &plan) {
+    std::string tree = plan.multi_level ? "multi-level (nodes " + tree_name(plan.levels.node) + ", NUMA " +
+                                              tree_name(plan.levels.numa) + ", cores " + tree_name(plan.levels.core) + ")"
+                                        : tree_name(plan.tree);
+    return tree + (plan.segment_bytes ? ", " + std::to_string(plan.segment_bytes) + "-byte segments" : ", one message");
+}
+
+std::string plan_line(uint32_t cid, const char *collective, size_t bytes, int root, const std::string &plan,
+                      const char *rule) {
+    std::string line = "(cid " + std::to_string(cid) + ") " + collective + " of " + std::to_string(bytes) + " bytes";
+    if (root >= 0) line += ", root " + std::to_string(root);
+    return line + ": " + plan + " (rule: " + rule + ")";
+}
+
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
     switch (algorithm) {
     case ADAPT2_ALG_IN_ORDER_BINOMIAL: return {TreeShape::in_order_binomial, 0};
@@ -53,9 +75,14 @@ TreeSpec forced_or(int algorithm, const adapt2_tree_settings_t &s, TreeSpec auto
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size, int nodes) {
     const TreeSpec auto_tree{TreeShape::knomial, s.radix};
     if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
-    if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
+    BcastPlan plan{tree_for_algorithm(s.algorithm, s), s.segment_size};
+    plan.rule = "bcast_algorithm forces the tree";
+    if (s.algorithm != ADAPT2_ALG_AUTO) return plan;
     const bool flat = comm_size <= s.radix;
-    return {auto_tree, flat ? 0 : s.segment_size};
+    plan.tree = auto_tree;
+    plan.segment_bytes = flat ? 0 : s.segment_size;
+    plan.rule = flat ? "auto: k-nomial, flat (ranks <= radix): one message" : "auto: k-nomial of segments";
+    return plan;
 }
 
 // Between nodes, from 64 KiB: a pipeline, which sends each byte over each
@@ -84,6 +111,10 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
     plan.levels.node = forced_or(s.node_algorithm, s, auto_node);
     plan.levels.numa = forced_or(s.numa_algorithm, s, TreeSpec{TreeShape::flat, 0});
     plan.levels.core = core;
+    plan.rule = s.node_algorithm != ADAPT2_ALG_AUTO ? "multi-level: node_algorithm forces the node tree"
+                : bytes < kPipelineFrom            ? "multi-level, below 64 KiB: binomial between nodes"
+                : auto_node.shape == TreeShape::pipeline ? "multi-level, nodes <= 2 x segments + 8: pipeline between nodes"
+                                                         : "multi-level, many nodes: binary tree between nodes";
     return plan;
 }
 
@@ -92,14 +123,21 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
 // child's data goes straight to the root); from 1 MiB a binomial tree of
 // segments, which spreads the combining over the ranks and pipelines it.
 BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative, int nodes) {
-    if (!commutative) return {{TreeShape::in_order_binomial, 0}, s.segment_size};
+    BcastPlan plan{{TreeShape::in_order_binomial, 0}, s.segment_size};
+    plan.rule = "non-commutative op: in-order binomial (combines in rank order)";
+    if (!commutative) return plan;
     if (s.topology) {
         return multi_level_plan(s, forced_or(s.algorithm, s, TreeSpec{TreeShape::knomial, s.radix}), bytes, nodes);
     }
-    if (s.algorithm != ADAPT2_ALG_AUTO) return {tree_for_algorithm(s.algorithm, s), s.segment_size};
+    plan.tree = tree_for_algorithm(s.algorithm, s);
+    plan.rule = "reduce_algorithm forces the tree";
+    if (s.algorithm != ADAPT2_ALG_AUTO) return plan;
     constexpr size_t kLarge = size_t{1} << 20;
-    if (bytes < kLarge) return {{TreeShape::knomial, s.radix}, 0};
-    return {{TreeShape::binomial, 0}, s.segment_size};
+    const bool large = bytes >= kLarge;
+    plan.tree = large ? TreeSpec{TreeShape::binomial, 0} : TreeSpec{TreeShape::knomial, s.radix};
+    plan.segment_bytes = large ? s.segment_size : 0;
+    plan.rule = large ? "auto, from 1 MiB: binomial of segments" : "auto, below 1 MiB: k-nomial, one message";
+    return plan;
 }
 
 // Auto, measured (docs/design.md): the ring for the middle sizes, where its 2(p-1)
@@ -107,27 +145,42 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
 // elsewhere; recursive doubling below recdoubling_max_bytes (0 by default:
 // with more ranks than cores the tree, which leaves leaves idle, was faster).
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes,
-                                              int comm_size, bool commutative, bool contiguous) {
+                                              int comm_size, bool commutative, bool contiguous, const char **rule) {
+    const char *unused;
+    const char *&why = rule ? *rule : unused;
     const bool can_ring = commutative && contiguous && comm_size > 1;
     switch (s.algorithm) {
-    case ADAPT2_ALLREDUCE_RING: return can_ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE;
-    case ADAPT2_ALLREDUCE_RECDOUBLING: return contiguous ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
-    case ADAPT2_ALLREDUCE_TREE: return ADAPT2_ALLREDUCE_TREE;
+    case ADAPT2_ALLREDUCE_RING:
+        why = can_ring ? "allreduce_algorithm forces the ring" : "ring forced, but it needs a commutative op and contiguous buffers: tree";
+        return can_ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE;
+    case ADAPT2_ALLREDUCE_RECDOUBLING:
+        why = contiguous ? "allreduce_algorithm forces recursive doubling" : "recursive doubling forced, but it needs contiguous buffers: tree";
+        return contiguous ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
+    case ADAPT2_ALLREDUCE_TREE: why = "allreduce_algorithm forces the tree"; return ADAPT2_ALLREDUCE_TREE;
     default: break;
     }
     // Across nodes the ring and recursive doubling cross slow links at
     // every step; the multi-level tree crosses each once per segment.
+    why = "auto, across nodes: the multi-level tree crosses each slow link once per segment";
     if (s.tree.topology) return ADAPT2_ALLREDUCE_TREE;
+    why = "auto, below allreduce_recdoubling_max_bytes: recursive doubling";
     if (contiguous && bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
+    why = "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring";
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
+    why = "auto: the fused tree";
     return ADAPT2_ALLREDUCE_TREE;
 }
 
-adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes) {
+adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const char **rule) {
+    const char *unused;
+    const char *&why = rule ? *rule : unused;
     if (s.algorithm == ADAPT2_ALLGATHER_RING || s.algorithm == ADAPT2_ALLGATHER_BRUCK) {
+        why = "allgather_algorithm forces it";
         return static_cast<adapt2_allgather_algorithm_t>(s.algorithm);
     }
-    return all_bytes < s.bruck_max_bytes ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
+    const bool bruck = all_bytes < s.bruck_max_bytes;
+    why = bruck ? "auto, all blocks below allgather_bruck_max_bytes: Bruck" : "auto, from allgather_bruck_max_bytes: the ring";
+    return bruck ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
 }
 
 }  // namespace adapt2

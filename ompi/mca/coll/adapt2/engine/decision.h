@@ -5,6 +5,8 @@
 #define ADAPT2_ENGINE_DECISION_H
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "../adapt2_bridge.h"
 #include "topology.h"
@@ -21,7 +23,16 @@ struct BcastPlan {
     // Multi-level: bytes per message on the edges of each level (TreeLevel);
     // segment_bytes is the smallest, the others whole multiples of it.
     size_t level_bytes[kLevels] = {0, 0, 0};
+    const char *rule = "";     // which rule chose it (coll_adapt2_verbose 20)
 };
+
+// The plan in words, for coll_adapt2_verbose 20: "knomial:8, 262144-byte
+// segments" or "multi-level (nodes pipeline, NUMA flat, cores knomial:8), ...".
+std::string describe(const BcastPlan &plan);
+// One verbose line of a call's plan: "(cid 3) bcast of 1048576 bytes, root 0:
+// knomial:8, one message; detach (rule: ...)". root < 0: none.
+std::string plan_line(uint32_t cid, const char *collective, size_t bytes, int root, const std::string &plan,
+                      const char *rule);
 
 // Segments per message on the edges of each level of the plan's tree, for a
 // message cut into `segment_count` segments of plan.segment_bytes: 1 for
@@ -50,10 +61,13 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool
 // ring a commutative op; the fused tree takes everything.
 // Allgather of p blocks, `all_bytes` in all: forced, or auto: Bruck's log2(p)
 // exchanges below settings.bruck_max_bytes, the ring from there.
-adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &settings, size_t all_bytes);
+adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &settings, size_t all_bytes,
+                                              const char **rule = nullptr);
 
+// `rule` (optional) receives which rule chose it.
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes,
-                                              int comm_size, bool commutative, bool contiguous);
+                                              int comm_size, bool commutative, bool contiguous,
+                                              const char **rule = nullptr);
 
 // The tree a forced algorithm stands for (algorithm must not be AUTO).
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &settings);

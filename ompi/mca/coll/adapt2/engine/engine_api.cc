@@ -8,7 +8,6 @@
 #include "collectives.h"
 #include "schedule.h"
 #include "counters.h"
-#include "decision.h"
 #include "trace.h"
 
 namespace {
@@ -82,10 +81,6 @@ int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
     if (!comm || !call) return kErrBadParam;
     return guarded([&] { return adapt2::start_call(*comm, *call); });
-}
-
-const char *mca_coll_adapt2_engine_allgather_algorithm(const adapt2_call_settings_t *settings, size_t all_bytes) {
-    return adapt2::choose_allgather(*settings, all_bytes) == ADAPT2_ALLGATHER_BRUCK ? "bruck" : "ring";
 }
 
 void mca_coll_adapt2_engine_op_complete(void *op, int status) {

@@ -89,6 +89,12 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
     const bool leaf = tree->children(comm.rank()).size() == 0;
     args.await = grace && settings.tree.blocking && args.copy && (in_place ? result.contig : own.contig) &&
                  (!leaf || tree->parent(comm.rank()) == root);
+    if (comm.logs(20)) {
+        comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
+                               describe(plan) + (args.gpu_combine ? ", combined on the GPU" : "") +
+                                   (args.hello ? "; may detach" : ""),
+                               plan.rule));
+    }
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
@@ -141,8 +147,14 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     // while device support is on, so that ranks with host buffers agree).
     const bool on_device = result.on_device || (!in_place && own.on_device);
     const bool contiguous = result.contig && (in_place || own.contig) && !on_device;
-    const auto algorithm = choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, contiguous);
+    const char *rule = "";
+    const auto algorithm =
+        choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, contiguous, &rule);
     if (algorithm != ADAPT2_ALLREDUCE_TREE) {
+        if (comm.logs(20)) {
+            comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
+                                   algorithm == ADAPT2_ALLREDUCE_RING ? "ring" : "recursive doubling", rule));
+        }
         auto *schedule = new Schedule(comm, done, done_ctx, finished);
         schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
@@ -162,6 +174,11 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
+    if (comm.logs(20)) {
+        comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
+                               "fused tree: reduce to rank 0 and broadcast, " + describe(plan),
+                               (std::string(rule) + "; tree: " + plan.rule).c_str()));
+    }
     auto *schedule = new Schedule(comm, done, done_ctx, finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,

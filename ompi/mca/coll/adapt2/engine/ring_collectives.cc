@@ -77,7 +77,13 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
 
 int start_allgather(Comm &comm, const adapt2_call_t &call, int tag) {
     const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
-    if (choose_allgather(call.settings, call.recv.bytes) == ADAPT2_ALLGATHER_BRUCK) {
+    const char *rule = "";
+    const auto algorithm = choose_allgather(call.settings, call.recv.bytes, &rule);
+    if (comm.logs(20)) {
+        comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1,
+                               algorithm == ADAPT2_ALLGATHER_BRUCK ? "Bruck" : "ring", rule));
+    }
+    if (algorithm == ADAPT2_ALLGATHER_BRUCK) {
         return start_bruck(comm, call, tag, block);
     }
     const size_t mine = block * static_cast<size_t>(comm.rank());
@@ -115,6 +121,10 @@ int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
     a.fill_from = {input, 0, 0, a.bytes};
     a.deliver = true;
     a.deliver_to = {call.recv, 0, block * static_cast<size_t>(comm.rank()), block};
+    if (comm.logs(20)) {
+        comm.log(20, plan_line(comm.id(), "reduce_scatter_block", a.bytes, -1, "ring",
+                               "the only algorithm (commutative ops)"));
+    }
     return start_ring(comm, call, a, TraceColl::reduce_scatter_block, Counter::reduce_scatter_block_calls);
 }
 
