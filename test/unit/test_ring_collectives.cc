@@ -235,6 +235,50 @@ void test_entry_point_runs_every_collective(void **) {
     }
 }
 
+// Calls started through the entry point before the earlier ones finish get
+// tags of their own from the communicator: two allgathers in flight at once,
+// each with its own data, both right (with shared tags their messages would
+// be matched to the wrong call).
+void test_calls_in_flight_get_their_own_tags(void **) {
+    const int p = 4, calls = 3;
+    const size_t block = 40;
+    for (const NetworkOptions &net_options : completion_orders(3)) {
+        FakeNetwork net(p, net_options);
+        std::vector<std::unique_ptr<Comm>> comms;
+        std::vector<std::vector<std::vector<char>>> send(p), recv(p);
+        std::vector<Done> done(p);
+        for (int r = 0; r < p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, 1 << 20));
+        for (int r = 0; r < p; ++r) {
+            for (int c = 0; c < calls; ++c) {
+                send[r].emplace_back(block);
+                recv[r].emplace_back(block * p, 0);
+                for (size_t i = 0; i < block; ++i) send[r][c][i] = static_cast<char>(c * 101 + r * 13 + i);
+                adapt2_call_t call{};
+                call.collective = ADAPT2_COLL_ALLGATHER;
+                call.send = contiguous_buffer(send[r][c].data(), block);
+                call.recv = contiguous_buffer(recv[r][c].data(), block * p);
+                call.settings.algorithm = c % 2 ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
+                call.settings.tree.segment_size = 8;
+                call.settings.tree.recv_window = 4, call.settings.tree.send_window = 2;
+                call.done = on_done;
+                call.ctx = &done[r];
+                if (start_call(*comms[r], call) != 0) fail_msg("call %d: start failed", c);
+            }
+        }
+        net.run();
+        for (int r = 0; r < p; ++r) {
+            assert_int_equal(done[r].calls, calls);
+            for (int c = 0; c < calls; ++c) {
+                for (size_t i = 0; i < block * p; ++i) {
+                    const char want = static_cast<char>(c * 101 + static_cast<int>(i / block) * 13 + i % block);
+                    if (recv[r][c][i] != want) fail_msg("rank %d call %d byte %zu is %d, expected %d", r, c, i,
+                                                        recv[r][c][i], want);
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -244,6 +288,7 @@ int main() {
         cmocka_unit_test(test_reduce_scatter_block),
         cmocka_unit_test(test_reduce_scatter_refuses_non_commutative),
         cmocka_unit_test(test_entry_point_runs_every_collective),
+        cmocka_unit_test(test_calls_in_flight_get_their_own_tags),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
