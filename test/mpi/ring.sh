@@ -26,6 +26,12 @@ if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
 else
     echo "skip: this Open MPI has no pml ucx"
 fi
+# Multi-level layout (2 nodes declared) with a large derived type, both transports.
+for t in pml ucx; do
+    check "np 4, nodes block:2, large vector type, transport $t" 4 --mca coll_adapt2_nodes block:2 \
+        --mca coll_adapt2_transport $t -- "$BIN/ring_check" --types vec --ops sum \
+        --counts 5000,$((200000 / BIG_DIV)) --segsizes 0,4096 --depth 2
+done
 check "np 3, adapt2's UCX transport" 3 --mca coll_adapt2_transport ucx -- "$BIN/ring_check" \
     --counts 1,999 --segsizes 0,256 --types int,vec
 finish

@@ -35,11 +35,13 @@ void borrow_work(Comm &comm, RingArgs *a) {
     a->work_borrowed = true;
 }
 
-int start_ring(Comm &comm, const adapt2_call_t &call, const RingArgs &args, TraceColl trace,
-               Counter calls) {
+// A schedule of one flow (a RingFlow or a BruckFlow), started.
+template <typename F, typename Args>
+int start_one_flow(Comm &comm, const adapt2_call_t &call, const Args &args, size_t bytes, TraceColl trace,
+                   Counter calls) {
     auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
-    schedule->set_trace(trace, comm.id(), comm.next_call(), args.bytes, -1);
-    schedule->add_flow<RingFlow>(args, comm.pool());
+    schedule->set_trace(trace, comm.id(), comm.next_call(), bytes, -1);
+    schedule->add_flow<F>(args, comm.pool());
     count(calls, 1);
     schedule->start();
     return 0;
@@ -65,12 +67,7 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     a.block_bytes = block;
     a.own = call.in_place ? RingCopy{call.recv, mine, 0, block} : RingCopy{call.send, 0, 0, block};
     a.result = call.recv;
-    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
-    schedule->set_trace(TraceColl::allgather, comm.id(), comm.next_call(), call.recv.bytes, -1);
-    schedule->add_flow<BruckFlow>(a, comm.pool());
-    count(Counter::allgather_calls, 1);
-    schedule->start();
-    return 0;
+    return start_one_flow<BruckFlow>(comm, call, a, call.recv.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
 
 }  // namespace
@@ -101,7 +98,7 @@ int start_allgather(Comm &comm, const adapt2_call_t &call, int tag) {
     // buffer (nothing to copy when that is the working buffer).
     a.fill = !(call.in_place && a.work == call.recv.contig);
     a.fill_from = call.in_place ? RingCopy{call.recv, mine, mine, block} : RingCopy{call.send, 0, mine, block};
-    return start_ring(comm, call, a, TraceColl::allgather, Counter::allgather_calls);
+    return start_one_flow<RingFlow>(comm, call, a, a.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
 
 int tags_of_reduce_scatter_block(const Comm &comm, const adapt2_call_t &call) {
@@ -125,7 +122,8 @@ int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
         comm.log(20, plan_line(comm.id(), "reduce_scatter_block", a.bytes, -1, "ring",
                                "the only algorithm (commutative ops)"));
     }
-    return start_ring(comm, call, a, TraceColl::reduce_scatter_block, Counter::reduce_scatter_block_calls);
+    return start_one_flow<RingFlow>(comm, call, a, a.bytes, TraceColl::reduce_scatter_block,
+                                    Counter::reduce_scatter_block_calls);
 }
 
 }  // namespace adapt2
