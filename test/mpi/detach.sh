@@ -12,39 +12,41 @@ CAP="--mca coll_adapt2_detach_max_bytes 262144"
 PT="--mca coll_adapt2_progress_thread 1"
 D="$BIN/detach_check"
 
+# Under the sanitizers (FULL=0, see lib.sh) one case of each kind runs.
+
 # a. sleeping ranks in back-to-back calls; allreduce and user ops never detach
-for np in 3 4 8; do
+for np in $(sweep 4 3 8); do
     check "np $np, delayed ranks: root / non-roots return before the sleeper enters" $np -- "$D" -t delay
 done
 check "np 5, bcast radix 2 (interior ranks detach), reduce radix 2" 5 --mca coll_adapt2_bcast_radix 2 \
     --mca coll_adapt2_bcast_segment_size 65536 -- "$D" -t delay -n 32
 # b. buffers trashed and freed at return: blocking, non-blocking, vector types
-for np in 3 5 8; do
+for np in $(sweep 5 3 8); do
     check "np $np, buffer reuse after return (bcast, ibcast, reduce, ireduce, vector types)" $np $NOCHECK -- \
         "$D" -t reuse -n 32
 done
-check "np 4, buffer reuse, 64 KiB segments, windows 1" 4 $NOCHECK --mca coll_adapt2_bcast_segment_size 65536 \
+full_only && check "np 4, buffer reuse, 64 KiB segments, windows 1" 4 $NOCHECK --mca coll_adapt2_bcast_segment_size 65536 \
     --mca coll_adapt2_reduce_segment_size 65536 --mca coll_adapt2_send_window 1 \
     --mca coll_adapt2_recv_window 1 -- "$D" -t reuse -n 24
 # c. long interleaved sequences on three communicators
-for np in 3 5 8; do
+for np in $(sweep 8 3 5); do
     check "np $np, 300 calls on dup, parity split and reversed split" $np -- "$D" -t comms
 done
-check "np 4, 300 calls, binomial trees, 64 KiB segments" 4 --mca coll_adapt2_bcast_algorithm binomial \
+full_only && check "np 4, 300 calls, binomial trees, 64 KiB segments" 4 --mca coll_adapt2_bcast_algorithm binomial \
     --mca coll_adapt2_reduce_algorithm binomial --mca coll_adapt2_bcast_segment_size 65536 -- "$D" -t comms
 # d. the per-communicator cap
 check "np 4, cap 256 KiB: calls refused detaching, data right" 4 $CAP -- "$D" -t cap --refused yes
-check "np 8, cap 256 KiB: calls refused detaching, data right" 8 $CAP -- "$D" -t cap --refused yes
-check "np 5, default cap (8 MiB): nothing refused" 5 -- "$D" -t cap --refused no
+full_only && check "np 8, cap 256 KiB: calls refused detaching, data right" 8 $CAP -- "$D" -t cap --refused yes
+full_only && check "np 5, default cap (8 MiB): nothing refused" 5 -- "$D" -t cap --refused no
 # e. MPI_Comm_free / MPI_Comm_disconnect / MPI_Finalize with detached work in flight
-for np in 3 5 8; do
+for np in $(sweep 5 3 8); do
     expect_output "np $np, free, disconnect and finalize with detached calls in flight" \
         "received the final data|finalizing with [1-9][0-9]* detached calls" 2 $np -- "$D" -t finalize
 done
 # f. the progress thread combines while the application computes
 check "np 4, MPI_THREAD_MULTIPLE + progress thread: the root completes while rank 1 computes" 4 $PT -- \
     "$D" -t thread --thread multiple
-check "np 8, MPI_THREAD_MULTIPLE + progress thread, 1 ms polls" 8 $PT \
+full_only && check "np 8, MPI_THREAD_MULTIPLE + progress thread, 1 ms polls" 8 $PT \
     --mca coll_adapt2_progress_interval_us 1000 -- "$D" -t thread --thread multiple -n 40
 check "np 3, MPI_THREAD_SINGLE (thread asked for, not started): root waits for rank 1's next call" 3 $PT -- \
     "$D" -t thread --thread single
@@ -52,18 +54,18 @@ check "np 5, MPI_THREAD_MULTIPLE, no progress thread: root waits for rank 1's ne
     "$D" -t thread --thread multiple -n 30
 # g. detaching off, and limited to 64 KiB
 check "np 4, detach_max_message 0: nothing detaches, roots wait" 4 $OFF -- "$D" -t delay --expect coupled -n 16
-check "np 8, detach_max_message 0: 300 calls on 3 communicators" 8 $OFF -- "$D" -t comms --expect coupled
+full_only && check "np 8, detach_max_message 0: 300 calls on 3 communicators" 8 $OFF -- "$D" -t comms --expect coupled
 check "np 5, detach_max_message 65535: 64 KiB and 1 MiB calls wait, 4 KiB ones detach" 5 $NOCHECK \
     --mca coll_adapt2_detach_max_message 65535 -- "$D" -t reuse --expect limited -n 24
 
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
-    check "ucx: np 4, delayed ranks" 4 $UCX_FLAGS -- "$D" -t delay -n 32
+    full_only && check "ucx: np 4, delayed ranks" 4 $UCX_FLAGS -- "$D" -t delay -n 32
     check "ucx: np 5, buffer reuse" 5 $UCX_FLAGS $NOCHECK -- "$D" -t reuse -n 24
-    check "ucx: np 8, 300 calls on 3 communicators" 8 $UCX_FLAGS -- "$D" -t comms
-    check "ucx: np 4, cap 256 KiB" 4 $UCX_FLAGS $CAP -- "$D" -t cap --refused yes
+    full_only && check "ucx: np 8, 300 calls on 3 communicators" 8 $UCX_FLAGS -- "$D" -t comms
+    full_only && check "ucx: np 4, cap 256 KiB" 4 $UCX_FLAGS $CAP -- "$D" -t cap --refused yes
     expect_output "ucx: np 4, free, disconnect and finalize with detached calls in flight" \
         "received the final data|finalizing with [1-9][0-9]* detached calls" 2 4 $UCX_FLAGS -- "$D" -t finalize
-    check "ucx: np 4, progress thread" 4 $UCX_FLAGS $PT -- "$D" -t thread --thread multiple -n 30
+    full_only && check "ucx: np 4, progress thread" 4 $UCX_FLAGS $PT -- "$D" -t thread --thread multiple -n 30
 else
     echo "SKIP: this Open MPI has no pml ucx"
 fi
@@ -74,8 +76,8 @@ if grep -q "UCX: context and worker created" "$ADAPT2_BUILDDIR/.libs/mca_coll_ad
     T="--mca coll_adapt2_transport ucx"
     check "adapt2 UCX transport: np 4, delayed ranks" 4 $T -- "$D" -t delay -n 32
     check "adapt2 UCX transport: np 5, buffer reuse" 5 $T $NOCHECK -- "$D" -t reuse -n 24
-    check "adapt2 UCX transport: np 5, 300 calls on 3 communicators" 5 $T -- "$D" -t comms
-    check "adapt2 UCX transport: np 4, cap 256 KiB" 4 $T $CAP -- "$D" -t cap --refused yes
+    full_only && check "adapt2 UCX transport: np 5, 300 calls on 3 communicators" 5 $T -- "$D" -t comms
+    full_only && check "adapt2 UCX transport: np 4, cap 256 KiB" 4 $T $CAP -- "$D" -t cap --refused yes
     check "adapt2 UCX transport: np 4, MPI_THREAD_SINGLE, the progress thread drives adapt2's worker" 4 $T $PT \
         -- "$D" -t thread --thread single --progress yes -n 30
 else

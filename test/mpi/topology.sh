@@ -6,23 +6,25 @@
 # segment). Then what the verbose output says, and a malformed value.
 . "$(dirname "$0")/lib.sh"
 PROG="$BIN/topology_check"
+# Under the sanitizers (FULL=0, see lib.sh) the cases that only repeat a
+# layout or check messages are skipped.
 
-for spec in block:2 cyclic:4; do
+for spec in $(sweep block:2 cyclic:4); do
     check "8 ranks, nodes $spec" 8 --mca coll_adapt2_nodes "$spec" -- "$PROG" "$spec"
 done
-check "5 ranks, uneven nodes block:2" 5 --mca coll_adapt2_nodes block:2 -- "$PROG" block:2
+full_only && check "5 ranks, uneven nodes block:2" 5 --mca coll_adapt2_nodes block:2 -- "$PROG" block:2
 check "6 ranks, uneven nodes cyclic:4, node tree chain" 6 --mca coll_adapt2_nodes cyclic:4 \
     --mca coll_adapt2_node_algorithm chain -- "$PROG" cyclic:4
-check "8 ranks, block:4, unsegmented" 8 --mca coll_adapt2_nodes block:4 \
+full_only && check "8 ranks, block:4, unsegmented" 8 --mca coll_adapt2_nodes block:4 \
     --mca coll_adapt2_topology_segment_size 0 -- "$PROG" block:4
-check "8 ranks, block:2, 1 MiB messages between nodes" 8 --mca coll_adapt2_nodes block:2 \
+full_only && check "8 ranks, block:2, 1 MiB messages between nodes" 8 --mca coll_adapt2_nodes block:2 \
     --mca coll_adapt2_node_algorithm pipeline --mca coll_adapt2_node_segment_size 1048576 -- "$PROG" block:2
 check "7 ranks, cyclic:3, 64 KiB between nodes, 256 KiB inside" 7 --mca coll_adapt2_nodes cyclic:3 \
     --mca coll_adapt2_node_segment_size 65536 -- "$PROG" cyclic:3
 # world and its dup: 8 ranks on 4 nodes each, once per rank
-expect_output "verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \
+full_only && expect_output "verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \
     16 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_verbose 10 -- "$PROG" block:2
-expect_output "verbose: inter-node sends reported" "sent [0-9]+ segment\(s\), [0-9]+ byte\(s\) to other nodes \(4 nodes\)" \
+full_only && expect_output "verbose: inter-node sends reported" "sent [0-9]+ segment\(s\), [0-9]+ byte\(s\) to other nodes \(4 nodes\)" \
     24 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_verbose 10 -- "$PROG" block:2
 # A malformed layout is reported with the parameter's name; Open MPI's view
 # (one host) is used, where every count is 0.
