@@ -114,6 +114,7 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
         comms_.push_back(std::make_unique<Comm>(std::make_unique<EngineEndpoint>(net, completer_, r), r, p,
                                                 config.pool_max_bytes, 0, config.detach_max_bytes));
         comms_.back()->share_trees(trees);
+        comms_.back()->set_tag_reserver(reserve_tags, &calls_[r]);
     }
     op_ = adapt2_reduction_t{};  // float sums; every other field zero
     op_.unit_bytes = kUnit;
@@ -131,7 +132,6 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
         // Never written by the network; untouched pages cost no memory.
         shared_ = static_cast<char *>(std::calloc(big ? big : 1, 1));
     }
-    tags_per_call_ = call_tags(*comms_[0], describe_call(0));
 }
 
 // Rank r's call, as the C layer would describe it.
@@ -139,6 +139,7 @@ adapt2_call_t Adapt2Collective::describe_call(int rank) {
     const int p = net_.ranks();
     adapt2_call_t call{};
     call.collective = static_cast<int>(config_.kind);
+    call.facts.blocking = config_.bcast.blocking;  // the config's trees say (blocking by default)
     call.root = config_.root;
     call.reduction = op_;
     const bool ring = config_.kind == CollKind::allgather || config_.kind == CollKind::reduce_scatter_block;
@@ -160,28 +161,6 @@ adapt2_call_t Adapt2Collective::describe_call(int rank) {
     return call;
 }
 
-// The engine's per-collective functions (collectives.h), with the
-// simulator's own tags.
-int Adapt2Collective::call_tags(const Comm &comm, const adapt2_call_t &call) const {
-    switch (config_.kind) {
-#define ADAPT2_COLLECTIVE(name, NAME) \
-    case CollKind::name: return tags_of_##name(comm, call);
-#include "../../ompi/mca/coll/adapt2/collectives.def"
-#undef ADAPT2_COLLECTIVE
-    }
-    return 1;
-}
-
-int Adapt2Collective::start_call(Comm &comm, const adapt2_call_t &call, int tag) {
-    switch (config_.kind) {
-#define ADAPT2_COLLECTIVE(name, NAME) \
-    case CollKind::name: return start_##name(comm, call, tag);
-#include "../../ompi/mca/coll/adapt2/collectives.def"
-#undef ADAPT2_COLLECTIVE
-    }
-    return -1;
-}
-
 Adapt2Collective::~Adapt2Collective() {
     for (RankCall &c : calls_) {
         if (c.grace) c.grace->release();
@@ -190,8 +169,12 @@ Adapt2Collective::~Adapt2Collective() {
     std::free(shared_);
 }
 
-// Each call gets a fresh block of tags, as Open MPI's tag reservation does.
-int Adapt2Collective::call_tag(RankCall &c) const { return kFirstTag - int(c.calls % 100000) * tags_per_call_; }
+// The engine reserves each call's tags through its Comm: a fresh block per
+// call of each rank, as Open MPI's tag reservation does.
+int Adapt2Collective::reserve_tags(void *rank_call, int count) {
+    auto *c = static_cast<RankCall *>(rank_call);
+    return kFirstTag - int(c->calls++ % 100000) * count;
+}
 
 void Adapt2Collective::start(int rank) {
     if (must_wait_for_room(rank)) {
@@ -216,8 +199,6 @@ bool Adapt2Collective::must_wait_for_room(int rank) {
 void Adapt2Collective::launch(int rank) {
     RankCall &c = calls_[rank];
     Comm &comm = *comms_[rank];
-    const int tag = call_tag(c);
-    ++c.calls;
     Grace *grace = nullptr;
     CopyMeter meter(net_);
     c.launching = true;
@@ -228,7 +209,7 @@ void Adapt2Collective::launch(int rank) {
     call.ctx = &c;
     const bool may_grace = config_.kind == CollKind::bcast || config_.kind == CollKind::reduce;
     call.grace = may_grace ? reinterpret_cast<void **>(&grace) : nullptr;
-    const int rc = start_call(comm, call, tag);
+    const int rc = start_call(comm, call);
     c.launching = false;
     if (rc != 0) throw std::runtime_error("adapt2 engine refused a simulated call");
     if (!grace) return;

@@ -93,10 +93,8 @@ private:
     int rank_of(const RankCall *c) const { return static_cast<int>(c - calls_.data()); }
     bool must_wait_for_room(int rank);
     void launch(int rank);
-    int call_tag(RankCall &c) const;
+    static int reserve_tags(void *rank_call, int count);
     adapt2_call_t describe_call(int rank);
-    int call_tags(const Comm &comm, const adapt2_call_t &call) const;
-    int start_call(Comm &comm, const adapt2_call_t &call, int tag);
 
     Network &net_;
     CallListener &listener_;
@@ -105,7 +103,6 @@ private:
     std::vector<std::unique_ptr<Comm>> comms_;
     std::vector<RankCall> calls_;
     adapt2_reduction_t op_{};
-    int tags_per_call_ = 1;
     char *shared_ = nullptr;  // one buffer all ranks use when data is not moved
     std::vector<std::vector<char>> own_, result_;
 };

@@ -1,9 +1,11 @@
 // The decision rules: what `auto` picks, and that forced choices are obeyed.
+#include <cstring>
 #include <set>
 #include <string>
 
 #include "cmocka_cxx.h"
 #include "decision.h"
+#include "plan_call.h"
 
 using namespace adapt2;
 
@@ -154,6 +156,73 @@ void test_allgather_rules(void **) {
 
 // Every rule names itself (coll_adapt2_verbose 20 prints it), and each
 // branch a different name: the name says which rule chose the plan.
+// A call of `collective` with the default tree settings, detaching allowed.
+adapt2_call_t plain_call(int collective, bool commutative = true) {
+    adapt2_call_t call{};
+    call.collective = collective;
+    call.settings.tree = defaults();
+    call.settings.tree.detach_max_message = 1 << 20;
+    call.settings.algorithm = ADAPT2_ALLREDUCE_AUTO;
+    call.reduction.unit_bytes = 4;
+    call.reduction.commutative = commutative;
+    return call;
+}
+
+// plan_call's call-level rules, each one: which calls go to the previous
+// component, and what the plan changes in the settings the C layer gave.
+void test_plan_call_rules(void **) {
+    std::set<std::string> seen;
+    for (int c = 0; c < ADAPT2_COLL_COUNT; ++c) {  // `previous` wins for every collective
+        adapt2_call_t call = plain_call(c);
+        call.facts.previous = 1;
+        const CallPlan plan = plan_call(call);
+        assert_true(plan.previous);
+        seen.insert(plan.rule);
+    }
+    CallPlan plan = plan_call(plain_call(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, false));
+    assert_true(plan.previous);
+    assert_non_null(std::strstr(plan.rule, "non-commutative")), seen.insert(plan.rule);
+    assert_false(plan_call(plain_call(ADAPT2_COLL_REDUCE, false)).previous);  // the in-order tree takes it
+    for (int c : {ADAPT2_COLL_ALLGATHER, ADAPT2_COLL_REDUCE_SCATTER_BLOCK}) {
+        adapt2_call_t call = plain_call(c);
+        call.facts.device_support = 1;
+        plan = plan_call(call);
+        assert_true(plan.previous), seen.insert(plan.rule);
+        assert_false(plan_call(plain_call(c)).previous);
+    }
+    // allreduce never detaches; with device support on it takes the tree
+    adapt2_call_t all = plain_call(ADAPT2_COLL_ALLREDUCE);
+    all.facts.blocking = 1;
+    plan = plan_call(all);
+    assert_false(plan.previous);
+    assert_int_equal(plan.settings.tree.detach_max_message, 0);
+    assert_int_equal(plan.settings.algorithm, ADAPT2_ALLREDUCE_AUTO);
+    assert_false(plan.grace), seen.insert(plan.rule);
+    all.facts.device_support = 1;
+    all.settings.algorithm = ADAPT2_ALLREDUCE_RING;
+    plan = plan_call(all);
+    assert_int_equal(plan.settings.algorithm, ADAPT2_ALLREDUCE_TREE), seen.insert(plan.rule);
+    // a user op is never called after the reduce returned
+    adapt2_call_t red = plain_call(ADAPT2_COLL_REDUCE);
+    red.facts.user_op = 1;
+    plan = plan_call(red);
+    assert_int_equal(plan.settings.tree.detach_max_message, 0), seen.insert(plan.rule);
+    // blocking bcast and reduce get a grace period and detach as set; others don't
+    for (int c : {ADAPT2_COLL_BCAST, ADAPT2_COLL_REDUCE}) {
+        adapt2_call_t call = plain_call(c);
+        call.facts.blocking = 1;
+        plan = plan_call(call);
+        assert_true(plan.grace && plan.settings.tree.blocking);
+        assert_int_equal(plan.settings.tree.detach_max_message, 1 << 20), seen.insert(plan.rule);
+        call.facts.blocking = 0;
+        plan = plan_call(call);
+        assert_false(plan.grace || plan.settings.tree.blocking);
+    }
+    // every rule reached, each named in kCallRules
+    assert_int_equal(seen.size(), size_t(kCallRuleCount));
+    for (int i = 0; i < kCallRuleCount; ++i) assert_true(seen.count(kCallRules[i]));
+}
+
 void test_every_rule_is_named(void **) {
     std::set<std::string> names;
     auto name = [&](const char *rule, const char *what) {
@@ -215,6 +284,7 @@ int main() {
         cmocka_unit_test(test_algorithm_names_round_trip),
         cmocka_unit_test(test_node_level_rule),
         cmocka_unit_test(test_allgather_rules),
+        cmocka_unit_test(test_plan_call_rules),
         cmocka_unit_test(test_every_rule_is_named),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);

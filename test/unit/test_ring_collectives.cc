@@ -180,7 +180,9 @@ void test_reduce_scatter_refuses_non_commutative(void **) {
     call.reduction = {4, 0, nullptr, sum_i32, nullptr, 0, 0};
     call.done = on_done;
     call.ctx = &done;
-    assert_true(start_call(comm, call) != 0);
+    const char *why = "";
+    assert_int_equal(start_call(comm, call, &why), ADAPT2_STATUS_PREVIOUS);
+    assert_non_null(std::strstr(why, "non-commutative"));
     assert_int_equal(done.calls, 0);
     assert_int_equal(net.posted(), 0);
 }

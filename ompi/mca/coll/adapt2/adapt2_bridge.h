@@ -54,9 +54,10 @@ typedef struct adapt2_bcast_settings {
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
     size_t await_min_bytes; /* a blocking bcast root waits for hellos (below) from this size;
                                smaller messages are copied at once */
-    int blocking;           /* a blocking call: if the detach pool is full it waits for room
-                               (older detached calls finish) instead of running coupled, and
-                               it copies only for peers late past a grace period (below) */
+    int blocking;           /* a blocking call (plan_call sets it from the call's facts): if
+                               the detach pool is full it waits for room (older detached
+                               calls finish) instead of running coupled, and it copies
+                               only for peers late past a grace period (below) */
     /* Multi-level trees (node, NUMA domain, core), for a communicator whose
      * engine knows where its ranks are (adapt2_comm_settings_t.node): */
     int topology;           /* 1: use one when the communicator spans nodes or NUMA domains */
@@ -269,8 +270,19 @@ typedef adapt2_allreduce_settings_t adapt2_call_settings_t;
  * With in_place, the contribution is in recv (reduce: at the root; for
  * reduce_scatter_block recv then describes all p blocks, and the result goes
  * to its first one). */
+/* What the C layer knows of a call and its process, beyond its buffers and
+ * op: the facts the engine's plan_call (engine/plan_call.h) decides from.
+ * Each is the same on every rank of a call, so every rank plans alike. */
+typedef struct adapt2_call_facts {
+    int blocking;        /* MPI_Bcast, not MPI_Ibcast */
+    int user_op;         /* a user-defined op (MPI_Op_create) */
+    int device_support;  /* GPU buffers are looked for in this process */
+    int previous;        /* the user set the collective's algorithm to `previous` */
+} adapt2_call_facts_t;
+
 typedef struct adapt2_call {
     int collective;                  /* an adapt2_collective_t */
+    adapt2_call_facts_t facts;
     adapt2_buffer_t send;
     adapt2_buffer_t recv;
     int in_place;
@@ -280,13 +292,16 @@ typedef struct adapt2_call {
     adapt2_done_fn done;             /* see "How the engine reports a collective" */
     adapt2_done_fn finished;
     void *ctx;
-    void **grace;                    /* blocking bcast/reduce: receives the call's grace
-                                        period or NULL (see above); NULL: none wanted */
+    void **grace;                    /* receives the call's grace period or NULL (see
+                                        above) where the plan gives it one; NULL: none wanted */
 } adapt2_call_t;
-/* Reserves the call's tags on the communicator (adapt2_comm_settings_t's
- * reserve_tags) and starts it: 0, with `done` called once later (or before
- * returning), or an error code and `done` never called. */
-int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call);
+/* Plans the call (engine/plan_call.h), reserves its tags on the communicator
+ * (adapt2_comm_settings_t's reserve_tags) and starts it: 0, with `done`
+ * called once later (or before returning), or an error code and `done` never
+ * called. ADAPT2_STATUS_PREVIOUS: the plan hands the call to the previous
+ * component, `*why` says why; nothing was started. */
+#define ADAPT2_STATUS_PREVIOUS (-8) /* OMPI_ERR_NOT_SUPPORTED */
+int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call, const char **why);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */

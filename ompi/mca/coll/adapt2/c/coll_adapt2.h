@@ -135,6 +135,15 @@ int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id);
 void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_param_t algorithm,
                                    mca_coll_adapt2_param_t segment_size);
 bool mca_coll_adapt2_use_previous(const char *algorithm);
+/* An algorithm parameter with its own names (`names`: auto first, then the
+ * engine's values in order): the index of `value`, or -1 for previous;
+ * anything else is reported once and taken as auto (0). */
+int mca_coll_adapt2_checked_choice(const char *param, const char *value, const char *const names[],
+                                   int count);
+/* The facts of a call that the engine's plan_call decides from (the call's
+ * algorithm parameter's value, for `previous`). */
+void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
+                                bool user_op);
 /* Reports an invalid value once per parameter and value. */
 void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
                                     const char *why);

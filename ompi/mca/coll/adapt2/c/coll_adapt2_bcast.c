@@ -1,6 +1,6 @@
 /*
- * MPI_Bcast / MPI_Ibcast: check the parameters, describe the buffer, reserve
- * a tag and hand the call to the engine (engine/bcast_schedule.cc).
+ * MPI_Bcast / MPI_Ibcast: describe the buffer and the call's facts and hand
+ * the call to the engine, which plans it (engine/plan_call.h, bcast.cc).
  */
 #include <limits.h>
 #include <string.h>
@@ -30,7 +30,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     call.collective = ADAPT2_COLL_BCAST;
     call.root = root;
     mca_coll_adapt2_tree_settings(&call.settings.tree, ADAPT2_P_bcast_algorithm, ADAPT2_P_bcast_segment_size);
-    call.settings.tree.blocking = blocking;
+    mca_coll_adapt2_call_facts(&call.facts, ADAPT2_STRING(bcast_algorithm), blocking, false);
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
         *why = "the communicator's engine state could not be created (out of memory)";
@@ -50,7 +50,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
         ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s%s", comm->c_name,
                        call.recv.bytes, root, mca_coll_adapt2_engine_algorithm_name(call.settings.tree.algorithm),
                        call.recv.on_device ? ", GPU buffer" : "");
-        call.grace = blocking ? &req->grace : NULL;
+        call.grace = &req->grace;
         rc = mca_coll_adapt2_start_call(module, req, &call, why);
     }
     if (OMPI_SUCCESS != rc) {
@@ -61,19 +61,6 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     return OMPI_SUCCESS;
 }
 
-/* The algorithm parameter's `previous`, or data adapt2 cannot take, goes
- * to the previous component. */
-static int run_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
-                     struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
-                     mca_coll_adapt2_request_t **req, const char **why, bool blocking)
-{
-    if (mca_coll_adapt2_use_previous(ADAPT2_STRING(bcast_algorithm))) {
-        *why = "bcast_algorithm=previous";
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
-    return start_bcast(buff, count, datatype, root, comm, module, blocking, req, why);
-}
-
 int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                            struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *base)
@@ -81,7 +68,7 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
-    int rc = run_bcast(buff, count, datatype, root, comm, m, &req, &why, false);
+    int rc = start_bcast(buff, count, datatype, root, comm, m, false, &req, &why);
     ADAPT2_COMPLETE_OR_FALL_BACK(comm, "ibcast", rc, req, why, request,
                                  m->previous.ibcast(buff, count, datatype, root, comm, request,
                                                     m->previous.ibcast_module));
@@ -93,7 +80,7 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
-    int rc = run_bcast(buff, count, datatype, root, comm, m, &req, &why, true);
+    int rc = start_bcast(buff, count, datatype, root, comm, m, true, &req, &why);
     ADAPT2_COMPLETE_OR_FALL_BACK(comm, "bcast", rc, req, why, NULL,
                                  m->previous.bcast(buff, count, datatype, root, comm, m->previous.bcast_module));
 }

@@ -194,6 +194,35 @@ bool mca_coll_adapt2_use_previous(const char *algorithm)
     return algorithm && 0 == strcmp(algorithm, "previous");
 }
 
+int mca_coll_adapt2_checked_choice(const char *param, const char *value, const char *const names[],
+                                   int count)
+{
+    if (mca_coll_adapt2_use_previous(value)) {
+        return -1;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (value && 0 == strcmp(value, names[i])) {
+            return i;
+        }
+    }
+    char known[128] = "known:";
+    for (int i = 0; i < count; ++i) {
+        snprintf(known + strlen(known), sizeof known - strlen(known), " %s,", names[i]);
+    }
+    snprintf(known + strlen(known), sizeof known - strlen(known), " previous");
+    mca_coll_adapt2_report_invalid(param, value, "auto", known);
+    return 0;
+}
+
+void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
+                                bool user_op)
+{
+    facts->blocking = blocking;
+    facts->user_op = user_op;
+    facts->device_support = mca_coll_adapt2_device_active();
+    facts->previous = mca_coll_adapt2_use_previous(algorithm);
+}
+
 int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id)
 {
     const char *name = params[id].name, *value = mca_coll_adapt2_param_string(id);

@@ -99,20 +99,17 @@ typedef struct reduction_call {
     bool blocking;
 } reduction_call_t;
 
-/* auto, tree, ring or recursive_doubling; an unknown name is reported once
- * and taken as auto. */
+/* auto, tree, ring or recursive_doubling (previous: the facts say so). */
 static int allreduce_algorithm(void)
 {
-    static const char *names[] = {"auto", "tree", "ring", "recursive_doubling"};
-    const char *value = ADAPT2_STRING(allreduce_algorithm);
-    for (int i = 0; i < 4; ++i) {
-        if (value && 0 == strcmp(value, names[i])) {
-            return i; /* the adapt2_allreduce_algorithm_t values, in order */
-        }
-    }
-    mca_coll_adapt2_report_invalid("allreduce_algorithm", value, "auto",
-                                   "known: auto, tree, ring, recursive_doubling, previous");
-    return ADAPT2_ALLREDUCE_AUTO;
+    static const char *const names[] = {"auto", "tree", "ring", "recursive_doubling"}; /* adapt2_allreduce_algorithm_t */
+    int a = mca_coll_adapt2_checked_choice("allreduce_algorithm", ADAPT2_STRING(allreduce_algorithm), names, 4);
+    return a < 0 ? ADAPT2_ALLREDUCE_AUTO : a;
+}
+
+static const char *algorithm_of(bool all)
+{
+    return all ? ADAPT2_STRING(allreduce_algorithm) : ADAPT2_STRING(reduce_algorithm);
 }
 
 /* The GPU kernel of a predefined op on a predefined unit type
@@ -195,27 +192,14 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
                                   call->all ? ADAPT2_P_allreduce_segment_size : ADAPT2_P_reduce_segment_size);
     mca_coll_adapt2_topology_settings(&s->tree, call->module);
     if (call->all) {
-        s->tree.detach_max_message = 0; /* every rank needs every contribution: nothing to detach */
         s->algorithm = allreduce_algorithm();
-        if (mca_coll_adapt2_device_active() && ADAPT2_ALLREDUCE_TREE != s->algorithm) {
-            /* Every rank must pick the same algorithm whatever memory its
-             * buffers are in, and device buffers take the tree only. */
-            ADAPT2_VERBOSE(20, "(%s) allreduce: the tree algorithm, as device support is on",
-                           call->comm->c_name);
-            s->algorithm = ADAPT2_ALLREDUCE_TREE;
-        }
         s->ring_min_bytes = (size_t) ADAPT2_LONG(allreduce_ring_min_bytes);
         s->ring_max_bytes = (size_t) ADAPT2_LONG(allreduce_ring_max_bytes);
         s->recdoubling_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_max_bytes);
-    } else {
-        s->tree.blocking = call->blocking;
-        if (!ompi_op_is_intrinsic(call->op)) {
-            /* A user function may rely on state that lives only during the call:
-             * never call it after the call returned. */
-            s->tree.detach_max_message = 0;
-        }
-        c.grace = call->blocking ? &req->grace : NULL;
     }
+    mca_coll_adapt2_call_facts(&c.facts, algorithm_of(call->all), call->blocking,
+                               !ompi_op_is_intrinsic(call->op));
+    c.grace = &req->grace;
     return mca_coll_adapt2_start_call(call->module, req, &c, why);
 }
 
@@ -275,20 +259,13 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     return OMPI_SUCCESS;
 }
 
-static const char *algorithm_of(bool all)
-{
-    return all ? ADAPT2_STRING(allreduce_algorithm) : ADAPT2_STRING(reduce_algorithm);
-}
-
 /* Runs the call with adapt2, blocking (request NULL) or not; anything adapt2
  * does not take goes to the previous component (`fallback` runs it). */
 #define ADAPT2_RUN_OR_FALL_BACK(call, name, request, fallback)                                \
     do {                                                                                   \
         mca_coll_adapt2_request_t *req_ = NULL;                                            \
-        const char *why_ = "reduce/allreduce_algorithm=previous";                         \
-        int rc_ = mca_coll_adapt2_use_previous(algorithm_of((call)->all))                 \
-                      ? OMPI_ERR_NOT_SUPPORTED                                             \
-                      : start_reduction((call), &req_, &why_);                             \
+        const char *why_ = "";                                                             \
+        int rc_ = start_reduction((call), &req_, &why_);                                   \
         ADAPT2_COMPLETE_OR_FALL_BACK((call)->comm, name, rc_, req_, why_, request, fallback); \
     } while (0)
 

@@ -259,8 +259,8 @@ int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2
     call->done = mca_coll_adapt2_request_done;
     call->finished = mca_coll_adapt2_request_finished;
     call->ctx = req;
-    int rc = mca_coll_adapt2_engine_start(module->engine, call);
-    if (OMPI_SUCCESS != rc) {
+    int rc = mca_coll_adapt2_engine_start(module->engine, call, why);
+    if (OMPI_SUCCESS != rc && ADAPT2_STATUS_PREVIOUS != rc) {
         *why = mca_coll_adapt2_start_failure(rc);
     }
     return rc;

@@ -12,28 +12,6 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
-/* The algorithm a name selects (`names`: auto first, then the engine's
- * values in order), or -1 for previous; anything else is reported once and
- * taken as auto. */
-static int algorithm_of(const char *param, const char *value, const char *const names[], int count)
-{
-    if (mca_coll_adapt2_use_previous(value)) {
-        return -1;
-    }
-    for (int i = 0; i < count; ++i) {
-        if (0 == strcmp(value, names[i])) {
-            return i;
-        }
-    }
-    char known[128] = "known:";
-    for (int i = 0; i < count; ++i) {
-        snprintf(known + strlen(known), sizeof known - strlen(known), " %s,", names[i]);
-    }
-    snprintf(known + strlen(known), sizeof known - strlen(known), " previous");
-    mca_coll_adapt2_report_invalid(param, value, "auto", known);
-    return 0;
-}
-
 static void ring_settings(adapt2_call_t *call, mca_coll_adapt2_param_t segment_size)
 {
     memset(&call->settings, 0, sizeof call->settings);
@@ -58,31 +36,18 @@ static mca_coll_adapt2_request_t *new_request(ompi_communicator_t *comm, mca_col
     return req;
 }
 
-/* GPU buffers are not staged by the ring yet. Whether device support is on
- * is the same on every rank, so all of them hand such calls on together. */
-static bool device_support_on(const char **why)
-{
-    if (mca_coll_adapt2_device_active()) {
-        *why = "device support is on and the ring collectives do not stage GPU buffers yet";
-        return true;
-    }
-    return false;
-}
-
 static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
-                           mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t **out,
+                           mca_coll_adapt2_module_t *module, bool blocking,
+                           mca_coll_adapt2_request_t **out,
                            const char **why)
 {
     const int size = ompi_comm_size(comm);
     static const char *const algorithms[] = {"auto", "ring", "bruck"}; /* adapt2_allgather_algorithm_t */
-    const int algorithm = algorithm_of("allgather_algorithm", ADAPT2_STRING(allgather_algorithm), algorithms, 3);
-    if (algorithm < 0) {
-        *why = "allgather_algorithm=previous";
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
-    if ((long) rcount * size > INT_MAX || device_support_on(why)) {
-        if ((long) rcount * size > INT_MAX) *why = "the receive buffer holds more than INT_MAX elements";
+    const char *value = ADAPT2_STRING(allgather_algorithm);
+    const int algorithm = mca_coll_adapt2_checked_choice("allgather_algorithm", value, algorithms, 3);
+    if ((long) rcount * size > INT_MAX) {
+        *why = "the receive buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
     }
     mca_coll_adapt2_request_t *req = new_request(comm, module, why);
@@ -94,7 +59,8 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     call.collective = ADAPT2_COLL_ALLGATHER;
     call.in_place = MPI_IN_PLACE == sbuf;
     ring_settings(&call, ADAPT2_P_allgather_segment_size);
-    call.settings.algorithm = algorithm;
+    call.settings.algorithm = algorithm < 0 ? ADAPT2_ALLGATHER_AUTO : algorithm;
+    mca_coll_adapt2_call_facts(&call.facts, value, blocking, false);
     call.settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
     int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
     if (OMPI_SUCCESS == rc && !call.in_place) {
@@ -120,27 +86,20 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
 
 static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype,
                                       ompi_op_t *op, ompi_communicator_t *comm,
-                                      mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t **out,
-                                      const char **why)
+                                      mca_coll_adapt2_module_t *module, bool blocking,
+                                      mca_coll_adapt2_request_t **out, const char **why)
 {
     const int size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
     static const char *const algorithms[] = {"auto", "ring"};
-    if (algorithm_of("reduce_scatter_block_algorithm", ADAPT2_STRING(reduce_scatter_block_algorithm),
-                     algorithms, 2) < 0) {
-        *why = "reduce_scatter_block_algorithm=previous";
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
-    if (!ompi_op_is_commute(op)) {
-        *why = "non-commutative op (the ring combines in ring order)";
-        return OMPI_ERR_NOT_SUPPORTED;
-    }
+    const char *value = ADAPT2_STRING(reduce_scatter_block_algorithm);
+    mca_coll_adapt2_checked_choice("reduce_scatter_block_algorithm", value, algorithms, 2);
     if ((long) rcount * size > INT_MAX) {
         *why = "the send buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
     }
     ompi_datatype_t *unit = mca_coll_adapt2_unit_type_of(op, dtype, rcount * size, why);
-    if (NULL == unit || device_support_on(why)) {
+    if (NULL == unit) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
     mca_coll_adapt2_request_t *req = new_request(comm, module, why);
@@ -154,6 +113,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     call.in_place = in_place;
     ring_settings(&call, ADAPT2_P_reduce_scatter_block_segment_size);
     mca_coll_adapt2_reduction_of(req, &call.reduction);
+    mca_coll_adapt2_call_facts(&call.facts, value, blocking, !ompi_op_is_intrinsic(op));
     /* in place, recv holds all p blocks (the input) and gets block 0 */
     int rc = mca_coll_adapt2_describe_operand(req, 1, rbuf, in_place ? rcount * size : rcount, dtype,
                                               &call.recv);
@@ -190,7 +150,7 @@ int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     ADAPT2_RING_RUN(comm, "allgather",
-                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, &req_, &why_),
+                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, true, &req_, &why_),
                     (ompi_request_t **) NULL,
                     m->previous.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                           m->previous.allgather_module));
@@ -202,7 +162,7 @@ int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatyp
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     ADAPT2_RING_RUN(comm, "iallgather",
-                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, &req_, &why_),
+                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, false, &req_, &why_),
                     request,
                     m->previous.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
                                            m->previous.iallgather_module));
@@ -214,7 +174,7 @@ int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcoun
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     ADAPT2_RING_RUN(comm, "reduce_scatter_block",
-                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, &req_, &why_),
+                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, true, &req_, &why_),
                     (ompi_request_t **) NULL,
                     m->previous.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                                      m->previous.reduce_scatter_block_module));
@@ -227,7 +187,7 @@ int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcou
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     ADAPT2_RING_RUN(comm, "ireduce_scatter_block",
-                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, &req_, &why_),
+                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, false, &req_, &why_),
                     request,
                     m->previous.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
                                                       m->previous.ireduce_scatter_block_module));

@@ -34,9 +34,10 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                     DoneFn finished = nullptr);
 int allreduce_tags(const adapt2_allreduce_settings_t &settings);
 
-// The one entry point (calls.cc): reserves the call's tags and starts it
-// through its collective's pair of functions below.
-int start_call(Comm &comm, const adapt2_call_t &call);
+// The one entry point (calls.cc): plans the call (plan_call.h), reserves its
+// tags and starts it through its collective's pair of functions below.
+// ADAPT2_STATUS_PREVIOUS (`why` says why): the plan hands it on.
+int start_call(Comm &comm, const adapt2_call_t &call, const char **why = nullptr);
 #define ADAPT2_COLLECTIVE(name, NAME)                                   \
     int tags_of_##name(const Comm &comm, const adapt2_call_t &call);     \
     int start_##name(Comm &comm, const adapt2_call_t &call, int tag);

@@ -77,10 +77,11 @@ void mca_coll_adapt2_engine_grace_fire(void *grace) { static_cast<adapt2::Grace 
 
 void mca_coll_adapt2_engine_grace_release(void *grace) { static_cast<adapt2::Grace *>(grace)->release(); }
 
-int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call) {
+int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call,
+                                 const char **why) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
     if (!comm || !call) return kErrBadParam;
-    return guarded([&] { return adapt2::start_call(*comm, *call); });
+    return guarded([&] { return adapt2::start_call(*comm, *call, why); });
 }
 
 void mca_coll_adapt2_engine_op_complete(void *op, int status) {

@@ -1,0 +1,79 @@
+// plan_call: the call-level rules, in the order they are tried. Each is
+// equal on every rank (the facts are), so all ranks take the same branch.
+#include "plan_call.h"
+
+namespace adapt2 {
+
+namespace rules {
+const char *const previous_asked = "the collective's algorithm is `previous`";
+const char *const noncommutative_rsb =
+    "non-commutative op for reduce_scatter_block (the ring combines in ring order)";
+const char *const ring_device =
+    "device support is on and the ring collectives do not stage GPU buffers yet";
+const char *const allreduce_couples = "allreduce: every rank needs every contribution, nothing detaches";
+const char *const allreduce_device_tree =
+    "allreduce with device support on: the tree (the only algorithm that stages GPU buffers; every "
+    "rank picks it whatever memory its buffers are in)";
+const char *const user_op_coupled =
+    "user-defined op: never called after the call returned (its state may live only during the call)";
+const char *const as_set = "as set";
+}  // namespace rules
+
+const char *const kCallRules[] = {rules::previous_asked,       rules::noncommutative_rsb,
+                                  rules::ring_device,          rules::allreduce_couples,
+                                  rules::allreduce_device_tree, rules::user_op_coupled,
+                                  rules::as_set};
+const int kCallRuleCount = sizeof kCallRules / sizeof kCallRules[0];
+
+const char *call_rule_as_set() { return rules::as_set; }
+
+namespace {
+
+CallPlan hand_on(const char *rule) {
+    CallPlan plan;
+    plan.previous = true;
+    plan.rule = rule;
+    return plan;
+}
+
+bool is_ring_collective(int collective) {
+    return collective == ADAPT2_COLL_ALLGATHER || collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
+}
+
+}  // namespace
+
+CallPlan plan_call(const adapt2_call_t &call) {
+    const adapt2_call_facts_t &f = call.facts;
+    if (f.previous) return hand_on(rules::previous_asked);
+    if (call.collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK && !call.reduction.commutative) {
+        return hand_on(rules::noncommutative_rsb);
+    }
+    if (is_ring_collective(call.collective) && f.device_support) return hand_on(rules::ring_device);
+
+    CallPlan plan;
+    plan.settings = call.settings;
+    plan.settings.tree.blocking = f.blocking != 0;
+    plan.rule = rules::as_set;
+    switch (call.collective) {
+    case ADAPT2_COLL_ALLREDUCE:
+        plan.settings.tree.detach_max_message = 0;
+        plan.rule = rules::allreduce_couples;
+        if (f.device_support && plan.settings.algorithm != ADAPT2_ALLREDUCE_TREE) {
+            plan.settings.algorithm = ADAPT2_ALLREDUCE_TREE;
+            plan.rule = rules::allreduce_device_tree;
+        }
+        break;
+    case ADAPT2_COLL_REDUCE:
+        if (f.user_op) {
+            plan.settings.tree.detach_max_message = 0;
+            plan.rule = rules::user_op_coupled;
+        }
+        plan.grace = f.blocking != 0;
+        break;
+    case ADAPT2_COLL_BCAST: plan.grace = f.blocking != 0; break;
+    default: break;
+    }
+    return plan;
+}
+
+}  // namespace adapt2
