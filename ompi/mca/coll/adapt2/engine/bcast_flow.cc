@@ -11,22 +11,9 @@ namespace adapt2 {
 
 BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
                      std::shared_ptr<const Tree> tree, BufferPool &pool)
-    : Flow(schedule, id),
+    : TreeFlow(schedule, id, args, std::move(tree), pool, args.data.bytes, args.unit),
       data_(args.data),
-      tag_(args.tag),
-      tags_(std::max(tags_needed(args.send_window), std::min(args.tag_block, kMaxWindow))),
       recv_window_(std::clamp(args.recv_window, 1, kMaxWindow)),
-      send_window_(args.copy ? tags_ : tags_needed(args.send_window)),
-      tree_(std::move(tree)),
-      children_(tree_->children(args.rank)),
-      parent_(tree_->parent(args.rank)),
-      segments_(args.data.bytes, args.segment_bytes, args.unit),
-      pool_(pool),
-      copy_(args.copy),
-      copy_pool_(args.copy_pool),
-      hello_(args.hello),
-      hello_tag_(args.hello_tag),
-      await_(args.await),
       arrived_(is_root() && !args.supplied && (!args.copy || await_) && !device() ? segments_.count() : 0),
       in_group_(group_of(args.rank, args)),
       next_send_(children_.size(), 0),
@@ -84,11 +71,11 @@ void BcastFlow::start() {
 void BcastFlow::post_hellos() {
     if (!hello_) return;
     if (child_of_root()) {
-        schedule_.post_send(nullptr, parent_, hello_tag_, schedule_.take_op(id_, Op::kSend, kHello, 0, 0));
+        schedule_.post_send(nullptr, parent_, hello_tag_, schedule_.take_hello(id_, Op::kSend, 0));
         return;
     }
     for (int c = 0; is_root() && c < children() && !schedule_.failed(); ++c) {
-        schedule_.post_recv(nullptr, children_[c], hello_tag_, schedule_.take_op(id_, Op::kRecv, kHello, c, 0));
+        schedule_.post_recv(nullptr, children_[c], hello_tag_, schedule_.take_hello(id_, Op::kRecv, c));
     }
 }
 
@@ -169,7 +156,7 @@ void BcastFlow::copy_from_device() {
         const int s = next_copy_++;
         char *slot = staging_.claim(std::max(children(), 1));  // one send per child
         schedule_.post_copy(slot, data_.at(segments_.offset(s)),
-                            schedule_.take_op(id_, Op::kCopy, s, 0, segments_.bytes(s)));
+                            schedule_.take_copy(id_, s, 0, segments_.bytes(s)));
     }
 }
 
@@ -195,9 +182,10 @@ bool BcastFlow::has_pending_work() const {
 
 void BcastFlow::on_complete(Op &op) {
     const Op::Kind kind = op.kind;
+    const bool hello = op.carries == Op::kHello;
     const int segment = op.segment, child = op.peer_index;
     schedule_.return_op(&op);
-    if (segment == kHello) {
+    if (hello) {
         if (kind == Op::kRecv) on_hello(child);
         return;
     }
@@ -226,7 +214,7 @@ void BcastFlow::on_received(int message) {
         feed_all();
         for (int s = first; s < end; ++s) {
             schedule_.post_copy(data_.at(segments_.offset(s)), staging_.slot(s),
-                                schedule_.take_op(id_, Op::kCopy, s, 0, segments_.bytes(s)));
+                                schedule_.take_copy(id_, s, 0, segments_.bytes(s)));
         }
         return;
     }

@@ -44,43 +44,25 @@
 #include <memory>
 #include <vector>
 
-#include "buffer_pool.h"
-#include "completion_window.h"
-#include "flow.h"
-#include "segments.h"
 #include "staging_ring.h"
 #include "topology.h"
-#include "tree.h"
+#include "tree_flow.h"
 #include "user_data.h"
 
 namespace adapt2 {
 
-// Everything one broadcast flow needs to know.
-struct BcastArgs {
-    int rank = 0;
-    int tag = 0;          // first of tags_needed(send_window) tags, counting down
+// Everything one broadcast flow needs to know beyond TreeArgs (copy: the
+// whole packed message; hello: the root's children say hello; await: the
+// root copies only for children late past the grace).
+struct BcastArgs : TreeArgs {
     adapt2_buffer_t data{};
-    size_t segment_bytes = 0;
-    size_t unit = 1;      // segments hold whole units (elements of a reduction)
-    int recv_window = 4;  // 1..kMaxWindow
-    int send_window = 2;  // 1..kMaxWindow
+    size_t unit = 1;        // segments hold whole units (elements of a reduction)
     bool supplied = false;  // root: segments become available through supply()
-    int tag_block = 0;      // tags of the flow if more than the send window (detach.h)
-    char *copy = nullptr;   // detached: private copy of the packed message, from copy_pool
-    BufferPool *copy_pool = nullptr;
-    bool hello = false;     // the call may detach: the root's children say hello (detach.h)
-    int hello_tag = 0;
-    bool await = false;     // root with a copy: copy only for children late past the grace
     int groups[kLevels] = {1, 1, 1};  // segments per message on edges of each level
 };
 
-class BcastFlow final : public Flow {
+class BcastFlow final : public TreeFlow {
 public:
-    static constexpr int kMaxWindow = CompletionWindow::kMax;
-
-    // Tags one flow uses (see Schedule): one per segment in a send window.
-    static int tags_needed(int send_window) { return std::clamp(send_window, 1, kMaxWindow); }
-
     BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::shared_ptr<const Tree> tree,
               BufferPool &pool);
 
@@ -96,10 +78,8 @@ public:
     void supply(int segment);
 
 private:
-    bool is_root() const { return parent_ < 0; }
     bool staged() const { return staging_.size() > 0; }
     bool device() const { return data_.on_device(); }
-    int children() const { return children_.size(); }
     void on_received(int segment);
     void on_copied(int segment);
     void copy_from_device();
@@ -113,7 +93,6 @@ private:
     void copy_out(int segment);
     void post_hellos();
     void on_hello(int child);
-    bool child_of_root() const { return !is_root() && tree_->parent(parent_) < 0; }
     // Messages of `group` segments: how many, and their segments [first, end).
     int messages(int group) const { return (segments_.count() + group - 1) / group; }
     int end_of(int message, int group) const { return std::min((message + 1) * group, segments_.count()); }
@@ -126,22 +105,8 @@ private:
     enum Source : uint8_t { undecided, user, copied };
 
     UserData data_;
-    int tag_;
-    int tags_;  // size of the tag block (>= send window)
     int recv_window_;
-    int send_window_;
-    std::shared_ptr<const Tree> tree_;  // keeps children_ alive
-    RankSpan children_;
-    int parent_;
-    Segments segments_;
-    BufferPool &pool_;
     StagingRing staging_;
-    char *copy_;            // detached: the whole packed message
-    BufferPool *copy_pool_;
-    int copied_ = 0;        // detached: segments copied in (root) or out (others)
-    bool hello_;
-    int hello_tag_;
-    bool await_;
     std::vector<Source> source_;  // root: per child
     CompletionWindow arrived_;  // prefix: segments here, in order
     int in_group_;              // segments per message from the parent

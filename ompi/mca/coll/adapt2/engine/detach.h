@@ -34,9 +34,9 @@ inline bool may_detach(const adapt2_tree_settings_t &s, size_t bytes) {
 // parent, a reduction's parents their children), with one extra tag after
 // the flow's segment tags. A blocking call's rank copies only for peers that
 // have not said hello within the grace period (coll_adapt2_detach_grace_us):
-// without noise nobody is late and nothing is copied. Hello ops carry this
-// segment number.
-constexpr int kHello = -1;
+// without noise nobody is late and nothing is copied. Hello ops are taken
+// with Schedule::take_hello (Op::kHello); traces show them as this segment.
+constexpr int kHelloTraceSegment = -1;
 
 // Tags of one flow: one per segment a sender may have in flight to a peer.
 inline int flow_tags(const adapt2_tree_settings_t &s, const Segments &segments, size_t bytes) {

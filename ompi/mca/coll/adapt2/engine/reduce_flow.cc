@@ -10,30 +10,15 @@
 
 namespace adapt2 {
 
-int ReduceFlow::tags_needed(int send_window) { return BcastFlow::tags_needed(send_window); }
-
 ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
                        std::shared_ptr<const Tree> tree, BufferPool &pool)
-    : Flow(schedule, id),
+    : TreeFlow(schedule, id, args, std::move(tree), pool, args.own.bytes, args.op.unit_bytes),
       user_own_(args.in_place ? args.result : args.own),
       own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr, 0}) : user_own_),
       result_(args.result),
       in_place_(args.in_place),
       op_(args.op),
-      tag_(args.tag),
-      tags_(std::max(tags_needed(args.send_window), std::min(args.tag_block, CompletionWindow::kMax))),
-      send_window_(args.copy ? tags_ : tags_needed(args.send_window)),
       fixed_order_(args.fixed_order),
-      tree_(std::move(tree)),
-      children_(tree_->children(args.rank)),
-      parent_(tree_->parent(args.rank)),
-      segments_(args.own.bytes, args.segment_bytes, args.op.unit_bytes),
-      pool_(pool),
-      copy_(args.copy),
-      copy_pool_(args.copy_pool),
-      hello_(args.hello),
-      hello_tag_(args.hello_tag),
-      await_(args.await),
       gpu_(args.gpu_combine && args.device_pool),
       device_pool_(args.device_pool) {
     if (await_) own_ = user_own_;
@@ -95,10 +80,10 @@ void ReduceFlow::start() {
 void ReduceFlow::post_hellos() {
     if (!hello_) return;
     for (int c = 0; c < children() && !schedule_.failed(); ++c) {
-        schedule_.post_send(nullptr, children_[c], hello_tag_, schedule_.take_op(id_, Op::kSend, kHello, c, 0));
+        schedule_.post_send(nullptr, children_[c], hello_tag_, schedule_.take_hello(id_, Op::kSend, c));
     }
     if (!is_root()) {
-        schedule_.post_recv(nullptr, parent_, hello_tag_, schedule_.take_op(id_, Op::kRecv, kHello, 0, 0));
+        schedule_.post_recv(nullptr, parent_, hello_tag_, schedule_.take_hello(id_, Op::kRecv, 0));
     }
 }
 
@@ -180,7 +165,7 @@ void ReduceFlow::start_segment(int s) {
         slot.own = slot.bufs[own_index()];
         slot.own_private = true;
         if (own_.on_device()) {  // ready once copied (on_copied)
-            schedule_.post_copy(slot.bufs[own_index()], own_.at(off), schedule_.take_op(id_, Op::kCopy, s, kOwnIn, len));
+            schedule_.post_copy(slot.bufs[own_index()], own_.at(off), schedule_.take_copy(id_, s, kOwnIn, len));
         } else {
             int rc = own_.pack(off, len, slot.bufs[own_index()]);
             if (rc != 0) schedule_.fail_conversion(rc, "packing own data into a slot", off, len);
@@ -203,14 +188,15 @@ void ReduceFlow::start_segment(int s) {
 
 void ReduceFlow::on_complete(Op &op) {
     const Op::Kind kind = op.kind;
-    const int s = op.segment, child = op.peer_index;
+    const bool hello = op.carries == Op::kHello;
+    const int s = op.segment, child = op.peer_index, step = op.step;
     schedule_.return_op(&op);
-    if (s == kHello) {
+    if (hello) {
         if (kind == Op::kRecv) on_hello();
         return;
     }
     if (kind == Op::kCopy) {
-        on_copied(s, child);
+        on_copied(s, step);
     } else if (kind == Op::kRecv && gpu_) {
         gpu_combine_child(slot_of(s), child);
     } else if (kind == Op::kRecv) {
@@ -224,9 +210,9 @@ void ReduceFlow::on_complete(Op &op) {
     }
 }
 
-void ReduceFlow::on_copied(int segment, int direction) {
+void ReduceFlow::on_copied(int segment, int step) {
     Slot &slot = slot_of(segment);
-    switch (direction) {
+    switch (step) {
     case kResultOut:  // the user has the segment's result
         if (feed_) feed_->supply(segment);
         release(segment);
@@ -348,7 +334,7 @@ void ReduceFlow::note_folded(Slot &slot, int operand) {
 void ReduceFlow::segment_reduced(Slot &slot) {
     if (result_on_device()) {  // delivered, and released, once copied
         schedule_.post_copy(result_.at(segments_.offset(slot.segment)), slot.acc,
-                            schedule_.take_op(id_, Op::kCopy, slot.segment, kResultOut, segments_.bytes(slot.segment)));
+                            schedule_.take_copy(id_, slot.segment, kResultOut, segments_.bytes(slot.segment)));
         return;
     }
     if (is_root()) {

@@ -44,42 +44,28 @@
 #include <memory>
 #include <vector>
 
-#include "buffer_pool.h"
-#include "completion_window.h"
-#include "flow.h"
-#include "segments.h"
-#include "tree.h"
+#include "tree_flow.h"
 #include "user_data.h"
 
 namespace adapt2 {
 
 class BcastFlow;
 
-struct ReduceArgs {
-    int rank = 0;
-    int tag = 0;                 // first of tags_needed(send_window) tags, counting down
+// Beyond TreeArgs (recv_window: segments in progress, i.e. slots; copy: a
+// detached non-root's own data; hello: parents say hello to children;
+// await: a non-root copies only if late past the grace):
+struct ReduceArgs : TreeArgs {
     adapt2_buffer_t own{};       // this rank's contribution
     adapt2_buffer_t result{};    // root: where the result goes
     bool in_place = false;       // root: own data is in `result`
     adapt2_reduction_t op{};
-    size_t segment_bytes = 0;
-    int recv_window = 4;         // segments in progress (slots)
-    int send_window = 2;
     bool fixed_order = false;    // non-commutative op or reproducible mode
-    int tag_block = 0;           // tags of the flow if more than the send window (detach.h)
-    char *copy = nullptr;        // detached non-root: private copy of own data, from copy_pool
-    BufferPool *copy_pool = nullptr;
-    bool hello = false;          // the call may detach: parents say hello to children (detach.h)
-    int hello_tag = 0;
-    bool await = false;          // non-root with a copy: copy only if late past the grace
     bool gpu_combine = false;    // combine on the GPU (see above); device_pool gives its buffers
     BufferPool *device_pool = nullptr;
 };
 
-class ReduceFlow final : public Flow {
+class ReduceFlow final : public TreeFlow {
 public:
-    static int tags_needed(int send_window);
-
     ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args, std::shared_ptr<const Tree> tree,
                BufferPool &pool);
 
@@ -109,18 +95,16 @@ private:
         char *scratch_dev = nullptr;
     };
 
-    // Op::peer_index of a device operation: own data in, result out; GPU
-    // combine: a child's data in, a combine done, the accumulator out.
-    enum CopyDirection { kOwnIn, kResultOut, kChildIn, kCombined, kAccOut };
+    // Op::step of a device operation: own data in, result out; GPU combine:
+    // a child's data in, a combine done, the accumulator out.
+    enum CopyStep { kOwnIn, kResultOut, kChildIn, kCombined, kAccOut };
 
-    bool is_root() const { return parent_ < 0; }
     bool result_on_device() const { return is_root() && result_.on_device(); }
-    void on_copied(int segment, int direction);
+    void on_copied(int segment, int step);
     void plan_device_buffers();
     void start_gpu_segment(Slot &slot);
     void gpu_combine_child(Slot &slot, int child);
     void gpu_operand_done(Slot &slot);
-    int children() const { return children_.size(); }
     int own_index() const { return children(); }
     Slot &slot_of(int segment) { return slots_[segment % slots_.size()]; }
     size_t units(int segment) const { return segments_.bytes(segment) / op_.unit_bytes; }
@@ -155,22 +139,8 @@ private:
     UserData result_;
     bool in_place_;
     adapt2_reduction_t op_;
-    int tag_;
-    int tags_;  // size of the tag block (>= send window)
-    int send_window_;
     bool fixed_order_;
-    std::shared_ptr<const Tree> tree_;
-    RankSpan children_;
-    int parent_;
-    Segments segments_;
-    BufferPool &pool_;
     BcastFlow *feed_ = nullptr;
-    char *copy_;                      // detached: private copy of own data
-    BufferPool *copy_pool_;
-    int copied_ = 0;                  // detached: segments of own data copied in
-    bool hello_;
-    int hello_tag_;
-    bool await_;
     bool decided_ = false;            // awaiting leaf: user buffer or copy chosen
     int own_folded_ = 0;              // segments whose own data is combined
     std::vector<int> order_;          // operands sorted by rank (own = children())

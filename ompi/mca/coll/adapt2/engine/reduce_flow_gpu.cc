@@ -22,7 +22,7 @@ void ReduceFlow::plan_device_buffers() {
 void ReduceFlow::start_gpu_segment(Slot &slot) {
     const int s = slot.segment;
     schedule_.post_copy(slot.acc_dev, own_.at(segments_.offset(s)),
-                        schedule_.take_op(id_, Op::kCopy, s, kOwnIn, segments_.bytes(s)));
+                        schedule_.take_copy(id_, s, kOwnIn, segments_.bytes(s)));
     for (int c = 0; c < children() && !schedule_.failed(); ++c) {
         schedule_.post_recv(slot.bufs[c], children_[c], segment_tag(tag_, tags_, s),
                             schedule_.take_op(id_, Op::kRecv, s, c, segments_.bytes(s)));
@@ -33,10 +33,10 @@ void ReduceFlow::gpu_combine_child(Slot &slot, int child) {
     const int s = slot.segment;
     const size_t len = segments_.bytes(s);
     if (schedule_.failed()) return;
-    schedule_.post_copy(slot.scratch_dev, slot.bufs[child], schedule_.take_op(id_, Op::kCopy, s, kChildIn, len));
+    schedule_.post_copy(slot.scratch_dev, slot.bufs[child], schedule_.take_copy(id_, s, kChildIn, len));
     schedule_.post_device_reduce(static_cast<DeviceOp>(op_.device_op - 1), static_cast<DeviceType>(op_.device_type - 1),
                                  slot.scratch_dev, slot.acc_dev, units(s),
-                                 schedule_.take_op(id_, Op::kCopy, s, kCombined, len));
+                                 schedule_.take_copy(id_, s, kCombined, len));
     schedule_.trace_combined(id_, s, len);
 }
 
@@ -47,10 +47,10 @@ void ReduceFlow::gpu_operand_done(Slot &slot) {
     const int s = slot.segment;
     const size_t len = segments_.bytes(s);
     if (is_root()) {
-        schedule_.post_copy(result_.at(segments_.offset(s)), slot.acc_dev, schedule_.take_op(id_, Op::kCopy, s, kResultOut, len));
+        schedule_.post_copy(result_.at(segments_.offset(s)), slot.acc_dev, schedule_.take_copy(id_, s, kResultOut, len));
     } else {
         slot.folds = 0;  // not sendable until the copy is done (kAccOut)
-        schedule_.post_copy(slot.bufs[own_index()], slot.acc_dev, schedule_.take_op(id_, Op::kCopy, s, kAccOut, len));
+        schedule_.post_copy(slot.bufs[own_index()], slot.acc_dev, schedule_.take_copy(id_, s, kAccOut, len));
     }
 }
 

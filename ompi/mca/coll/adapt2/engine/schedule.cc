@@ -5,6 +5,7 @@
 
 #include "../adapt2_bridge.h"
 #include "counters.h"
+#include "detach.h"
 
 namespace adapt2 {
 
@@ -49,6 +50,9 @@ void Schedule::reserve_ops() {
     }
 }
 
+// Traces show a hello as segment kHelloTraceSegment (detach.h).
+static int traced_segment(const Op &op) { return op.carries == Op::kHello ? kHelloTraceSegment : op.segment; }
+
 // Flows size their windows so that max_ops() covers them; running out is a
 // bug in that count, and fails the call instead of overrunning memory.
 Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size_t bytes) {
@@ -67,6 +71,20 @@ Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size
     op->segment = segment;
     op->peer_index = peer_index;
     op->bytes = bytes;
+    op->carries = Op::kData;
+    op->step = 0;
+    return op;
+}
+
+Op *Schedule::take_hello(int flow, Op::Kind kind, int peer_index) {
+    Op *op = take_op(flow, kind, 0, peer_index, 0);
+    if (op) op->carries = Op::kHello;
+    return op;
+}
+
+Op *Schedule::take_copy(int flow, int segment, int step, size_t bytes) {
+    Op *op = take_op(flow, Op::kCopy, segment, 0, bytes);
+    if (op) op->step = static_cast<uint8_t>(step);
     return op;
 }
 
@@ -88,7 +106,7 @@ int Schedule::post(Op *op, Post transport_call) {
 int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
     if (!op) return error_;  // take_op failed the call
     op->peer = peer;
-    if (tracer_) trace(TraceKind::post_send, op->flow, op->segment, peer, op->bytes);
+    if (tracer_) trace(TraceKind::post_send, op->flow, traced_segment(*op), peer, op->bytes);
     if (op->bytes > 0 && comm_.is_remote(peer)) {  // hellos carry no data
         ++internode_segments_;
         internode_bytes_ += op->bytes;
@@ -99,7 +117,7 @@ int Schedule::post_send(const void *buf, int peer, int tag, Op *op) {
 int Schedule::post_recv(void *buf, int peer, int tag, Op *op) {
     if (!op) return error_;
     op->peer = peer;
-    if (tracer_) trace(TraceKind::post_recv, op->flow, op->segment, peer, op->bytes);
+    if (tracer_) trace(TraceKind::post_recv, op->flow, traced_segment(*op), peer, op->bytes);
     return post(op, [&] { return transport_.recv(buf, op->bytes, peer, tag, op); });
 }
 
@@ -235,7 +253,7 @@ void Schedule::handle_inbox() {
             }
             if (op->status != 0) note_failed_op(*op);
             if (tracer_) {
-                trace(op->kind == Op::kRecv ? TraceKind::arrived : TraceKind::sent, op->flow, op->segment,
+                trace(op->kind == Op::kRecv ? TraceKind::arrived : TraceKind::sent, op->flow, traced_segment(*op),
                       op->peer, op->bytes);
             }
             flows_[op->flow]->on_complete(*op);

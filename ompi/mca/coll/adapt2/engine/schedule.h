@@ -86,6 +86,10 @@ public:
 
     // For flows, from inside their handlers.
     Op *take_op(int flow, Op::Kind kind, int segment, int peer_index, size_t bytes);
+    // A hello to or from the peer at `peer_index` (detach.h), and a device
+    // copy of a segment (`step`: which of the flow's copies, the flow's enum).
+    Op *take_hello(int flow, Op::Kind kind, int peer_index);
+    Op *take_copy(int flow, int segment, int step, size_t bytes);
     void return_op(Op *op) { free_ops_.push_back(op); }
     int post_send(const void *buf, int peer, int tag, Op *op);
     int post_recv(void *buf, int peer, int tag, Op *op);
