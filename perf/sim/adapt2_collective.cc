@@ -40,24 +40,11 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     c.bytes = bytes;
     // The component's defaults (params.def), as a user gets them.
     namespace d = defaults;
-    adapt2_tree_settings_t t{};
-    t.algorithm = ADAPT2_ALG_AUTO;
-    t.fanout = d::bcast_fanout;
-    t.radix = d::bcast_radix;
-    t.chains = d::bcast_chains;
-    t.recv_window = d::recv_window;
-    t.send_window = d::send_window;
-    t.detach_max_message = d::detach_max_message;
+    adapt2_tree_settings_t t = d::tree_settings(d::bcast_segment_size);
     t.await_min_bytes = oversubscribed ? 131072 : 0;  // detach_await_min_bytes=-1 (auto)
     t.blocking = 1;
     t.topology = 0;  // set per machine by Adapt2Collective (Adapt2Config::topology)
-    t.node_algorithm = ADAPT2_ALG_AUTO;
-    t.numa_algorithm = ADAPT2_ALG_AUTO;
-    t.topology_segment_size = d::topology_segment_size;
-    t.node_segment_size = d::node_segment_size;
-    t.numa_segment_size = d::numa_segment_size;
     c.bcast = t;
-    c.bcast.segment_size = d::bcast_segment_size;
     c.reduce.tree = t;
     c.reduce.tree.segment_size = d::reduce_segment_size;
     c.reduce.reproducible = d::reproducible;

@@ -242,36 +242,20 @@ static void parse(int argc, char **argv, options_t *o)
         {"nonblocking", 0, 0, 'n'}, {"iters", 1, 0, 'i'},    {"expect", 1, 0, 'e'},
         {0, 0, 0, 0}};
     static char *defaults_types[] = {"byte", "int", "double", "vector", "struct", "mixed"};
-    char *items[MAX_LIST];
-    int ch, n;
+    int ch;
     memset(o, 0, sizeof *o);
     o->iters = 1;
     o->expect = "adapt2";
     while ((ch = getopt_long(argc, argv, "r:s:t:a:g:w:ni:e:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'r':
-            if (strcmp(optarg, "all")) {
-                n = split_list(optarg, items, MAX_LIST);
-                for (o->nroots = 0; o->nroots < n; ++o->nroots) o->roots[o->nroots] = atoi(items[o->nroots]);
-            }
+            if (strcmp(optarg, "all")) o->nroots = parse_ints(optarg, o->roots, MAX_LIST);
             break;
-        case 's':
-            n = split_list(optarg, items, MAX_LIST);
-            for (o->nsizes = 0; o->nsizes < n; ++o->nsizes) o->sizes[o->nsizes] = atol(items[o->nsizes]);
-            break;
+        case 's': o->nsizes = parse_longs(optarg, o->sizes, MAX_LIST); break;
         case 't': o->ntypes = split_list(optarg, o->types, MAX_LIST); break;
         case 'a': o->nalgorithms = split_list(optarg, o->algorithms, MAX_LIST); break;
-        case 'g':
-            n = split_list(optarg, items, MAX_LIST);
-            for (o->nsegsizes = 0; o->nsegsizes < n; ++o->nsegsizes) o->segsizes[o->nsegsizes] = atol(items[o->nsegsizes]);
-            break;
-        case 'w':
-            n = split_list(optarg, items, MAX_LIST);
-            for (o->nwindows = 0; o->nwindows < n; ++o->nwindows) {
-                if (sscanf(items[o->nwindows], "%d:%d", &o->recv_windows[o->nwindows],
-                           &o->send_windows[o->nwindows]) != 2) fail("bad window %s", items[o->nwindows]);
-            }
-            break;
+        case 'g': o->nsegsizes = parse_longs(optarg, o->segsizes, MAX_LIST); break;
+        case 'w': o->nwindows = parse_windows(optarg, o->recv_windows, o->send_windows, MAX_LIST); break;
         case 'n': o->nonblocking = 1; break;
         case 'i': o->iters = atoi(optarg); break;
         case 'e': o->expect = optarg; break;

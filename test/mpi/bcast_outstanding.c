@@ -15,11 +15,8 @@
 int main(int argc, char **argv)
 {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int per_round = argc > 1 ? atoi(argv[1]) : 16;
-    int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    mpi_start(&argc, &argv, 0, &rank, &size);
+    int per_round = int_arg(argc, argv, 1, 16), rounds = int_arg(argc, argv, 2, 5);
     long long handled0 = adapt2_counter("coll_adapt2_bcast_calls");
 
     MPI_Comm comms[NCOMMS];

@@ -48,11 +48,8 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
     int rank, size;
-    init_thread_multiple(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int nthreads = argc > 1 ? atoi(argv[1]) : 4;
-    int iterations = argc > 2 ? atoi(argv[2]) : 40;
+    mpi_start(&argc, &argv, 1, &rank, &size);
+    int nthreads = int_arg(argc, argv, 1, 4), iterations = int_arg(argc, argv, 2, 40);
     long long handled0 = adapt2_counter("coll_adapt2_bcast_calls");
 
     worker_t *w = calloc(nthreads, sizeof *w);

@@ -59,20 +59,6 @@ static void check_bcast(int call, int root, int count, int blocking)
     free(buf);
 }
 
-static void run_reduction(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root,
-                          int all, int blocking)
-{
-    MPI_Request req;
-    if (all) {
-        if (blocking) MPI_Allreduce(in, out, count, type, op, MPI_COMM_WORLD);
-        else MPI_Iallreduce(in, out, count, type, op, MPI_COMM_WORLD, &req);
-    } else {
-        if (blocking) MPI_Reduce(in, out, count, type, op, root, MPI_COMM_WORLD);
-        else MPI_Ireduce(in, out, count, type, op, root, MPI_COMM_WORLD, &req);
-    }
-    if (!blocking) MPI_Wait(&req, MPI_STATUS_IGNORE);
-}
-
 static void check_int_reduction(int call, MPI_Op op, const char *opname, int root, int count, int all,
                                 int blocking, int in_place)
 {
@@ -83,7 +69,7 @@ static void check_int_reduction(int call, MPI_Op op, const char *opname, int roo
     }
     const int here_in_place = in_place && (all || rank == root);
     if (here_in_place) memcpy(out, in, (size_t) count * sizeof *in);
-    run_reduction(here_in_place ? MPI_IN_PLACE : in, out, count, MPI_INT, op, root, all, blocking);
+    reduce_call(here_in_place ? MPI_IN_PLACE : in, out, count, MPI_INT, op, root, MPI_COMM_WORLD, all, blocking);
     for (int i = 0; (all || rank == root) && i < count; ++i) {
         int want = int_expected(op, i, call);
         if (MPI_PROD == op) {
@@ -106,7 +92,7 @@ static void check_float_sum(int call, int root, int count, int all)
 {
     float *in = malloc((size_t) count * sizeof *in), *out = malloc((size_t) count * sizeof *out);
     for (int i = 0; i < count; ++i) in[i] = (float) ((rank + 1) * (i % 13 + call % 5));
-    run_reduction(in, out, count, MPI_FLOAT, MPI_SUM, root, all, 1);
+    reduce_call(in, out, count, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD, all, 1);
     for (int i = 0; (all || rank == root) && i < count; ++i) {
         float want = 0;
         for (int r = 0; r < size; ++r) want += (float) ((r + 1) * (i % 13 + call % 5));
@@ -123,7 +109,7 @@ static void check_minloc(int call, int root, int count, int all)
         in[i].v = (i * 31 + rank * 17 + call) % (size + 3); /* ties across ranks */
         in[i].i = rank;
     }
-    run_reduction(in, out, count, MPI_2INT, MPI_MINLOC, root, all, 0);
+    reduce_call(in, out, count, MPI_2INT, MPI_MINLOC, root, MPI_COMM_WORLD, all, 0);
     for (int i = 0; (all || rank == root) && i < count; ++i) {
         int best = -1, where = -1;
         for (int r = 0; r < size; ++r) {

@@ -134,10 +134,63 @@ void init_thread_multiple(int *argc, char ***argv)
     if (provided < MPI_THREAD_MULTIPLE) fail("MPI_THREAD_MULTIPLE not provided");
 }
 
+void mpi_start(int *argc, char ***argv, int thread_multiple, int *rank, int *size)
+{
+    if (thread_multiple) init_thread_multiple(argc, argv);
+    else MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+int int_arg(int argc, char **argv, int i, int deflt)
+{
+    return argc > i ? atoi(argv[i]) : deflt;
+}
+
+void reduce_call(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                 int all, int blocking)
+{
+    MPI_Request req;
+    if (all) {
+        if (blocking) MPI_Allreduce(in, out, count, type, op, comm);
+        else MPI_Iallreduce(in, out, count, type, op, comm, &req);
+    } else {
+        if (blocking) MPI_Reduce(in, out, count, type, op, root, comm);
+        else MPI_Ireduce(in, out, count, type, op, root, comm, &req);
+    }
+    if (!blocking) MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
 int split_list(char *arg, char **out, int max)
 {
     int n = 0;
     char *save;
     for (char *tok = strtok_r(arg, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) out[n++] = tok;
+    return n;
+}
+
+int parse_longs(char *arg, long *out, int max)
+{
+    int n = 0;
+    char *save;
+    for (char *tok = strtok_r(arg, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) out[n++] = atol(tok);
+    return n;
+}
+
+int parse_ints(char *arg, int *out, int max)
+{
+    int n = 0;
+    char *save;
+    for (char *tok = strtok_r(arg, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) out[n++] = atoi(tok);
+    return n;
+}
+
+int parse_windows(char *arg, int *recv, int *send, int max)
+{
+    int n = 0;
+    char *save;
+    for (char *tok = strtok_r(arg, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save), ++n) {
+        if (sscanf(tok, "%d:%d", &recv[n], &send[n]) != 2) fail("bad window %s (want RECV:SEND)", tok);
+    }
     return n;
 }

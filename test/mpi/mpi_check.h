@@ -40,10 +40,23 @@ void threads_run(void *workers, int count, size_t size, void *(*fn)(void *));
 void threads_free(void *workers, int count, size_t size);
 /* MPI_Init_thread asking for MPI_THREAD_MULTIPLE; fails if not provided. */
 void init_thread_multiple(int *argc, char ***argv);
+/* MPI_Init (thread_multiple: init_thread_multiple), then this rank and the
+ * size of MPI_COMM_WORLD. */
+void mpi_start(int *argc, char ***argv, int thread_multiple, int *rank, int *size);
+/* Positional argument i as an int, or `deflt` when there is none. */
+int int_arg(int argc, char **argv, int i, int deflt);
+/* MPI_(I)Reduce or MPI_(I)Allreduce (`all`), waited for when non-blocking. */
+void reduce_call(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                 int all, int blocking);
 
 /* Splits a comma-separated list in place into at most `max` items; returns
  * how many. */
 int split_list(char *arg, char **out, int max);
+/* Comma-separated numbers (at most `max`), and "R:S,..." receive:send
+ * window pairs (a malformed pair fails the test); each returns how many. */
+int parse_ints(char *arg, int *out, int max);
+int parse_longs(char *arg, long *out, int max);
+int parse_windows(char *arg, int *recv, int *send, int max);
 
 /* The expected byte of a message at a position, for a given call. */
 static inline unsigned char pattern_byte(int call, int root, size_t pos)

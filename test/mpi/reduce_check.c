@@ -353,29 +353,16 @@ static void parse(int argc, char **argv, options_t *o)
             break;
         case 'n':
         case 's':
-            n = split_list(optarg, items, MAX_LIST);
-            for (o->ncounts = 0; o->ncounts < n; ++o->ncounts) o->counts[o->ncounts] = atol(items[o->ncounts]);
+            o->ncounts = parse_longs(optarg, o->counts, MAX_LIST);
             o->counts_in_bytes = ch == 's';
             break;
         case 'r':
-            if (strcmp(optarg, "all")) {
-                n = split_list(optarg, items, MAX_LIST);
-                for (o->nroots = 0; o->nroots < n; ++o->nroots) o->roots[o->nroots] = atoi(items[o->nroots]);
-            }
+            if (strcmp(optarg, "all")) o->nroots = parse_ints(optarg, o->roots, MAX_LIST);
             break;
         case 'a': o->nralgos = split_list(optarg, o->ralgos, MAX_LIST); break;
         case O_AALG: o->naalgos = split_list(optarg, o->aalgos, MAX_LIST); break;
-        case 'g':
-            n = split_list(optarg, items, MAX_LIST);
-            for (o->nsegsizes = 0; o->nsegsizes < n; ++o->nsegsizes) o->segsizes[o->nsegsizes] = atol(items[o->nsegsizes]);
-            break;
-        case 'w':
-            n = split_list(optarg, items, MAX_LIST);
-            for (o->nwindows = 0; o->nwindows < n; ++o->nwindows) {
-                if (sscanf(items[o->nwindows], "%d:%d", &o->rwin[o->nwindows], &o->swin[o->nwindows]) != 2)
-                    fail("bad window %s", items[o->nwindows]);
-            }
-            break;
+        case 'g': o->nsegsizes = parse_longs(optarg, o->segsizes, MAX_LIST); break;
+        case 'w': o->nwindows = parse_windows(optarg, o->rwin, o->swin, MAX_LIST); break;
         case 'p': o->inplace = optarg && !strcmp(optarg, "both") ? 2 : 1; break;
         case 'i': o->iters = atoi(optarg); break;
         case 'e': o->expect = optarg; break;

@@ -33,11 +33,8 @@ static const int counts[] = {1, 3, 1000, 4097, 70000, 5};
 int main(int argc, char **argv)
 {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int per_round = argc > 1 ? atoi(argv[1]) : 24;
-    int rounds = argc > 2 ? atoi(argv[2]) : 4;
+    mpi_start(&argc, &argv, 0, &rank, &size);
+    int per_round = int_arg(argc, argv, 1, 24), rounds = int_arg(argc, argv, 2, 4);
     rc_init();
 
     rc_layout_t layouts[NCASES];

@@ -62,11 +62,8 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
     int rank, size;
-    init_thread_multiple(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int nthreads = argc > 1 ? atoi(argv[1]) : 4;
-    int iterations = argc > 2 ? atoi(argv[2]) : 40;
+    mpi_start(&argc, &argv, 1, &rank, &size);
+    int nthreads = int_arg(argc, argv, 1, 4), iterations = int_arg(argc, argv, 2, 40);
     rc_init();
     for (int i = 0; i < NCASES; ++i) { /* before the threads: the user ops look layouts up */
         if (rc_layout_create(cases[i].type, &layouts[i])) fail("unknown type %s", cases[i].type);

@@ -121,15 +121,7 @@ static void check_reduction(MPI_Comm comm, const char *name, int call, int root,
         in[i] = rank * 1000 + (i * 7 + call) % 991;
         out[i] = -1;
     }
-    MPI_Request req;
-    if (all) {
-        if (blocking) MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, comm);
-        else MPI_Iallreduce(in, out, count, MPI_INT, MPI_SUM, comm, &req);
-    } else {
-        if (blocking) MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, root, comm);
-        else MPI_Ireduce(in, out, count, MPI_INT, MPI_SUM, root, comm, &req);
-    }
-    if (!blocking) MPI_Wait(&req, MPI_STATUS_IGNORE);
+    reduce_call(in, out, count, MPI_INT, MPI_SUM, root, comm, all, blocking);
     for (int i = 0; (all || rank == root) && i < count; ++i) {
         int want = 0;
         for (int r = 0; r < size; ++r) want += r * 1000 + (i * 7 + call) % 991;

@@ -75,9 +75,8 @@ bool strided_rank(const Case &c, int r) {
 
 // Runs one broadcast on every rank of a fresh fake world and checks it all.
 void run_case(const Case &c) {
-    FakeNetwork net(c.p, c.net);
-    std::vector<std::unique_ptr<Comm>> comms;
-    for (int r = 0; r < c.p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, c.p, c.pool_max));
+    FakeWorld world(c.p, c.net, c.pool_max);
+    FakeNetwork &net = world.net;
 
     std::vector<std::vector<char>> mem(c.p);
     std::vector<Strided> strided(c.p);
@@ -91,16 +90,13 @@ void run_case(const Case &c) {
                     : adapt2_buffer_t{mem[r].data(), c.bytes, nullptr, nullptr, nullptr, 0};
     }
     // Ranks enter the collective in a random order.
-    std::vector<int> order(c.p);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(c.net.seed * 7 + 1));
     std::vector<Done> done(c.p);
     auto s = settings_for(c);
-    for (int r : order) {
-        int rc = start_bcast(*comms[r], bufs[r], c.root, 42, s, on_done, &done[r]);
+    for (int r : entry_order(c.p, c.net.seed * 7 + 1)) {
+        int rc = start_bcast(world.comm(r), bufs[r], c.root, 42, s, on_done, &done[r]);
         if (rc != 0) fail_msg("%s: start failed %d", c.str().c_str(), rc);
     }
-    net.run();
+    world.run();
 
     const int nseg = Segments(c.bytes, c.segment).count();
     for (int r = 0; r < c.p; ++r) {
@@ -122,7 +118,7 @@ void run_case(const Case &c) {
             if (net.max_sends_in_flight(r, d) > c.send_window)
                 fail_msg("%s: %d->%d had %d sends in flight", c.str().c_str(), r, d, net.max_sends_in_flight(r, d));
         }
-        if (comms[r]->pool().bytes_lent() != 0) fail_msg("%s: rank %d kept staging buffers", c.str().c_str(), r);
+        if (world.comm(r).pool().bytes_lent() != 0) fail_msg("%s: rank %d kept staging buffers", c.str().c_str(), r);
     }
     if (net.unmatched() != 0 || net.posted() != net.completed())
         fail_msg("%s: %zu unmatched, %ld posted, %ld completed", c.str().c_str(), net.unmatched(), net.posted(), net.completed());

@@ -5,18 +5,19 @@
 
 #include "cmocka_cxx.h"
 #include "decision.h"
+#include "param_defaults.h"
 #include "plan_call.h"
 
 using namespace adapt2;
 
 namespace {
 
+// The component's defaults (params.def), bcast's segment size; no detaching,
+// as the rules below were written for.
 adapt2_bcast_settings_t defaults() {
-    adapt2_bcast_settings_t s{};
-    s.algorithm = ADAPT2_ALG_AUTO;
-    s.fanout = 4, s.radix = 8, s.chains = 4;
-    s.segment_size = 1 << 20;
-    s.recv_window = 4, s.send_window = 2;
+    adapt2_bcast_settings_t s = adapt2::defaults::tree_settings(adapt2::defaults::bcast_segment_size);
+    s.detach_max_message = 0;
+    s.topology_segment_size = s.node_segment_size = s.numa_segment_size = 0;
     return s;
 }
 

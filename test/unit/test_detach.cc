@@ -101,13 +101,9 @@ std::set<int> subtree(const Tree &tree, int rank) {
 }
 
 // The world: comms with a detach pool, one record per (rank, call).
-struct World {
-    FakeNetwork net;
-    std::vector<std::unique_ptr<Comm>> comms;
+struct World : FakeWorld {
     std::vector<std::vector<Call>> calls;  // [rank][call]
-    World(const Setup &s) : net(s.p, s.net), calls(s.p, std::vector<Call>(s.calls)) {
-        for (int r = 0; r < s.p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, s.p, 1 << 20, 0, s.cap));
-    }
+    World(const Setup &s) : FakeWorld(s.p, s.net, 1 << 20, s.cap), calls(s.p, std::vector<Call>(s.calls)) {}
     void check_clean(const Setup &s) {
         for (int r = 0; r < s.p; ++r) {
             for (int k = 0; k < s.calls; ++k) {
@@ -247,25 +243,6 @@ void test_bcast_cap(void **) {
 
 int32_t value(int r, int k, size_t e) { return static_cast<int32_t>(r * 1000 + k * 100 + e % 97); }
 
-int sum_i32(void *, const void *in, void *inout, size_t n) {
-    auto *a = static_cast<const int32_t *>(in);
-    auto *b = static_cast<int32_t *>(inout);
-    for (size_t i = 0; i < n; ++i) b[i] += a[i];
-    return 0;
-}
-
-// Not commutative, associative: composition of affine maps t -> a*t + b on
-// uint32 pairs (a, b): in o inout.
-int compose(void *, const void *in, void *inout, size_t n) {
-    auto *x = static_cast<const uint32_t *>(in);
-    auto *y = static_cast<uint32_t *>(inout);
-    for (size_t i = 0; i < n; ++i, x += 2, y += 2) {
-        uint32_t a = x[0] * y[0], b = x[0] * y[1] + x[1];
-        y[0] = a, y[1] = b;
-    }
-    return 0;
-}
-
 // Element e of the result: 32-bit words (2e, 2e+1) for the maps.
 uint32_t expected(const Setup &s, int k, size_t word) {
     if (s.commutative) {
@@ -289,7 +266,7 @@ struct ReduceMem {
 
 void start_reduces(World &w, const Setup &s, std::vector<ReduceMem> &mem, int r) {
     adapt2_reduce_settings_t settings{tree_settings(s), 0};
-    adapt2_reduction_t op{s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose, nullptr, 0, 0};
+    adapt2_reduction_t op{s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose_affine, nullptr, 0, 0};
     const size_t n = s.bytes / 4;
     for (int k = 0; k < s.calls; ++k) {
         std::vector<int32_t> &own = mem[r].own[k];

@@ -154,21 +154,6 @@ void bcast_case(const Case &c, int algorithm) {
     if (w.backend().queued_ops() != 0) fail_msg("%s: device work left queued", c.name.c_str());
 }
 
-int sum_i32(void *, const void *in, void *inout, size_t n) {
-    for (size_t i = 0; i < n; ++i) static_cast<int32_t *>(inout)[i] += static_cast<const int32_t *>(in)[i];
-    return 0;
-}
-// Associative, not commutative: elements are affine maps x -> a x + b, as
-// (a, b) pairs of uint32, and inout = in o inout (composition, wrapping).
-int compose_affine(void *, const void *in, void *inout, size_t n) {
-    auto *f = static_cast<const uint32_t *>(in);
-    auto *g = static_cast<uint32_t *>(inout);
-    for (size_t i = 0; i < n; ++i) {
-        g[2 * i + 1] = f[2 * i] * g[2 * i + 1] + f[2 * i + 1];
-        g[2 * i] = f[2 * i] * g[2 * i];
-    }
-    return 0;
-}
 int32_t contribution(int r, size_t e) { return static_cast<int32_t>(r * 100 + e % 37 + 1); }
 
 // The serial result x0 op (x1 op (... op x_{p-1})) of element e (an int32

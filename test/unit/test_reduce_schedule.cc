@@ -21,19 +21,6 @@ using namespace adapt2::test;
 namespace {
 
 // ---- the ops --------------------------------------------------------------
-struct OpCounter {
-    long combines = 0;   // both kinds below: one per contribution combined
-    long combines3 = 0;  // into a third buffer
-};
-
-int sum_i32(void *ctx, const void *in, void *inout, size_t n) {
-    ++static_cast<OpCounter *>(ctx)->combines;
-    auto *a = static_cast<const int32_t *>(in);
-    auto *b = static_cast<int32_t *>(inout);
-    for (size_t i = 0; i < n; ++i) b[i] = a[i] + b[i];
-    return 0;
-}
-
 // 2x2 matrices of uint32 (mod 2^32): inout = in * inout. Not commutative.
 int matmul(void *ctx, const void *in, void *inout, size_t n) {
     ++static_cast<OpCounter *>(ctx)->combines;
@@ -141,11 +128,9 @@ std::vector<char> expected(const Case &c) {
 // Runs the case; returns the root's (or rank 0's) result bytes.
 std::vector<char> run_case(const Case &c) {
     const size_t u = unit_of(c.kind), bytes = c.elems * u, mem = bytes * (c.strided ? 2 : 1);
-    FakeNetwork net(c.p, c.net);
-    std::vector<std::unique_ptr<Comm>> comms;
+    FakeWorld world(c.p, c.net, c.pool_max);
     std::vector<Rank> ranks(c.p);
     for (int r = 0; r < c.p; ++r) {
-        comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, c.p, c.pool_max));
         Rank &k = ranks[r];
         k.send.assign(mem, 0x11);
         k.recv.assign(mem, 0x22);
@@ -165,10 +150,7 @@ std::vector<char> run_case(const Case &c) {
     tree.segment_size = c.segment;
     tree.recv_window = c.recv_window;
     tree.send_window = c.send_window;
-    std::vector<int> order(c.p);
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(c.net.seed * 13 + 5));
-    for (int r : order) {
+    for (int r : entry_order(c.p, c.net.seed * 13 + 5)) {
         Rank &k = ranks[r];
         auto buf = [&](std::vector<char> &m, Strided &s) {
             return c.strided ? strided_buffer(&s, bytes) : contiguous_buffer(m.data(), bytes);
@@ -184,14 +166,14 @@ std::vector<char> run_case(const Case &c) {
             s.algorithm = c.ring ? ADAPT2_ALLREDUCE_RING
                           : c.recdoubling ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
             s.reproducible = c.reproducible;
-            rc = start_allreduce(*comms[r], own, result, c.in_place, op, 100, s, on_done, &k.done);
+            rc = start_allreduce(world.comm(r), own, result, c.in_place, op, 100, s, on_done, &k.done);
         } else {
             adapt2_reduce_settings_t s{tree, c.reproducible};
-            rc = start_reduce(*comms[r], own, result, c.in_place, op, c.root, 100, s, on_done, &k.done);
+            rc = start_reduce(world.comm(r), own, result, c.in_place, op, c.root, 100, s, on_done, &k.done);
         }
         if (rc != 0) fail_msg("%s: start failed %d", c.str().c_str(), rc);
     }
-    net.run();
+    world.run();
 
     const std::vector<char> want = expected(c);
     const int nseg = Segments(bytes, c.segment, u).count();
@@ -200,7 +182,7 @@ std::vector<char> run_case(const Case &c) {
         Rank &k = ranks[r];
         if (k.done.calls != 1 || k.done.status != 0)
             fail_msg("%s: rank %d done %d times, status %d", c.str().c_str(), r, k.done.calls, k.done.status);
-        if (comms[r]->pool().bytes_lent() != 0) fail_msg("%s: rank %d kept buffers", c.str().c_str(), r);
+        if (world.comm(r).pool().bytes_lent() != 0) fail_msg("%s: rank %d kept buffers", c.str().c_str(), r);
         if (!c.allreduce && r != c.root) continue;
         std::vector<char> got(bytes);
         for (size_t i = 0; i < bytes; ++i) got[i] = packed_at(k.recv, c.strided, i);
@@ -215,7 +197,7 @@ std::vector<char> run_case(const Case &c) {
         if (c.allreduce && got != first) fail_msg("%s: ranks disagree", c.str().c_str());
     }
     // Every child contribution is combined exactly once per segment.
-    auto tree_of = comms[0]->trees().get(
+    auto tree_of = world.comm(0).trees().get(
         c.kind == Kind::matmul ? TreeSpec{TreeShape::in_order_binomial, 0}
                                : (c.algorithm == ADAPT2_ALG_KNOMIAL ? TreeSpec{TreeShape::knomial, 3}
                                                                     : TreeSpec{TreeShape::binomial, 0}),
@@ -240,6 +222,7 @@ std::vector<char> run_case(const Case &c) {
                          ranks[r].ops.combines3, want3);
         }
     }
+    const FakeNetwork &net = world.net;
     if (net.unmatched() != 0 || net.posted() != net.completed())
         fail_msg("%s: %zu unmatched, %ld posted, %ld completed", c.str().c_str(), net.unmatched(), net.posted(),
                  net.completed());
@@ -346,24 +329,22 @@ void test_pool_cap(void **) {
         }
     }
     // Peak staging per rank stays within max(cap, one slot).
-    FakeNetwork net(4, {});
-    std::vector<std::unique_ptr<Comm>> comms;
-    std::vector<Rank> ranks(4);
     const size_t cap = 64 * 5;
+    FakeWorld world(4, {}, cap);
+    std::vector<Rank> ranks(4);
     adapt2_tree_settings_t tree{ADAPT2_ALG_FLAT, 3, 3, 2, 64, 16, 2, 0, 0, 0};
     for (int r = 0; r < 4; ++r) {
-        comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, 4, cap));
         ranks[r].send.assign(64 * 40, 1);
         ranks[r].recv.assign(64 * 40, 0);
         adapt2_reduction_t op{4, 1, &ranks[r].ops, sum_i32, nullptr, 0, 0};
         adapt2_reduce_settings_t s{tree, 0};
-        start_reduce(*comms[r], contiguous_buffer(ranks[r].send.data(), 64 * 40),
+        start_reduce(world.comm(r), contiguous_buffer(ranks[r].send.data(), 64 * 40),
                      contiguous_buffer(ranks[r].recv.data(), 64 * 40), false, op, 0, 7, s, on_done,
                      &ranks[r].done);
     }
-    net.run();
+    world.run();
     const size_t one_slot = 4 * 64;  // 3 children + own/acc buffer at the root
-    assert_true(comms[0]->pool().peak_bytes_lent() <= std::max(cap, one_slot));
+    assert_true(world.comm(0).pool().peak_bytes_lent() <= std::max(cap, one_slot));
     for (int e = 0; e < 64 * 40 / 4; ++e) {
         int32_t v;
         std::memcpy(&v, &ranks[0].recv[4 * e], 4);

@@ -19,13 +19,6 @@ using namespace adapt2::test;
 
 namespace {
 
-int sum_i32(void *, const void *in, void *inout, size_t n) {
-    auto *a = static_cast<const int32_t *>(in);
-    auto *b = static_cast<int32_t *>(inout);
-    for (size_t i = 0; i < n; ++i) b[i] += a[i];
-    return 0;
-}
-
 struct Case {
     int collective = ADAPT2_COLL_ALLGATHER;
     int algorithm = ADAPT2_ALLGATHER_RING;  // allgather: ring or Bruck
@@ -70,11 +63,10 @@ void run_case(const Case &c) {
     const size_t unit = gather ? 1 : 4, block = c.elems * unit, all = block * c.p;
     const size_t send_bytes = gather ? block : all;
     const size_t recv_bytes = gather || c.in_place ? all : block;
-    FakeNetwork net(c.p, c.net);
-    std::vector<std::unique_ptr<Comm>> comms;
+    FakeWorld world(c.p, c.net);
+    FakeNetwork &net = world.net;
     std::vector<Rank> ranks(c.p);
     for (int r = 0; r < c.p; ++r) {
-        comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, c.p, 1 << 20));
         Rank &k = ranks[r];
         k.send.assign(send_bytes * 2 + 1, 0x11);
         k.recv.assign(recv_bytes * 2 + 1, 0x22);
@@ -107,14 +99,14 @@ void run_case(const Case &c) {
         call.settings.tree.send_window = c.send_window;
         call.done = on_done;
         call.ctx = &k.done;
-        if (start_call(*comms[r], call) != 0) fail_msg("%s: start failed", c.str().c_str());
+        if (start_call(world.comm(r), call) != 0) fail_msg("%s: start failed", c.str().c_str());
     }
     net.run();
     for (int r = 0; r < c.p; ++r) {
         Rank &k = ranks[r];
         if (k.done.calls != 1 || k.done.status != 0)
             fail_msg("%s: rank %d done %d times, status %d", c.str().c_str(), r, k.done.calls, k.done.status);
-        if (comms[r]->pool().bytes_lent() != 0) fail_msg("%s: rank %d kept buffers", c.str().c_str(), r);
+        if (world.comm(r).pool().bytes_lent() != 0) fail_msg("%s: rank %d kept buffers", c.str().c_str(), r);
         const size_t check = gather ? all : block;
         for (size_t i = 0; i < check; ++i) {
             char want;
@@ -194,11 +186,10 @@ void test_entry_point_runs_every_collective(void **) {
     const int p = 5;
     const size_t n = 300;  // int32 elements
     for (const NetworkOptions &net_options : completion_orders(3)) {
-        FakeNetwork net(p, net_options);
-        std::vector<std::unique_ptr<Comm>> comms;
+        FakeWorld world(p, net_options);
+        FakeNetwork &net = world.net;
         std::vector<std::vector<int32_t>> send(p, std::vector<int32_t>(n)), recv(p, std::vector<int32_t>(n));
         std::vector<Done> done(p);
-        for (int r = 0; r < p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, 1 << 20));
         for (int collective : {ADAPT2_COLL_BCAST, ADAPT2_COLL_REDUCE, ADAPT2_COLL_ALLREDUCE}) {
             const int root = 2;
             for (int r = 0; r < p; ++r) {
@@ -215,7 +206,7 @@ void test_entry_point_runs_every_collective(void **) {
                 call.settings.algorithm = ADAPT2_ALLREDUCE_TREE;
                 call.done = on_done;
                 call.ctx = &done[r];
-                if (start_call(*comms[r], call) != 0) fail_msg("collective %d: start failed", collective);
+                if (start_call(world.comm(r), call) != 0) fail_msg("collective %d: start failed", collective);
             }
             net.run();
             for (int r = 0; r < p; ++r) {
@@ -245,11 +236,9 @@ void test_calls_in_flight_get_their_own_tags(void **) {
     const int p = 4, calls = 3;
     const size_t block = 40;
     for (const NetworkOptions &net_options : completion_orders(3)) {
-        FakeNetwork net(p, net_options);
-        std::vector<std::unique_ptr<Comm>> comms;
+        FakeWorld world(p, net_options);
         std::vector<std::vector<std::vector<char>>> send(p), recv(p);
         std::vector<Done> done(p);
-        for (int r = 0; r < p; ++r) comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, 1 << 20));
         for (int r = 0; r < p; ++r) {
             for (int c = 0; c < calls; ++c) {
                 send[r].emplace_back(block);
@@ -264,10 +253,10 @@ void test_calls_in_flight_get_their_own_tags(void **) {
                 call.settings.tree.recv_window = 4, call.settings.tree.send_window = 2;
                 call.done = on_done;
                 call.ctx = &done[r];
-                if (start_call(*comms[r], call) != 0) fail_msg("call %d: start failed", c);
+                if (start_call(world.comm(r), call) != 0) fail_msg("call %d: start failed", c);
             }
         }
-        net.run();
+        world.run();
         for (int r = 0; r < p; ++r) {
             assert_int_equal(done[r].calls, calls);
             for (int c = 0; c < calls; ++c) {

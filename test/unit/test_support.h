@@ -1,12 +1,22 @@
-// Helpers shared by the engine's unit tests: a non-contiguous layout for the
-// pack/unpack hooks, a `done` recorder, and the completion orders to try.
+// The engine's unit-test harness: a world of simulated ranks over the fake
+// network (FakeWorld), the completion orders to try, the order ranks enter a
+// call, a non-contiguous layout for the pack/unpack hooks, a `done`
+// recorder, and the standard ops (int32 sums, affine maps: not commutative).
+// Settings come from the parameter table (param_defaults.h).
 #ifndef ADAPT2_TEST_SUPPORT_H
 #define ADAPT2_TEST_SUPPORT_H
 
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "../../ompi/mca/coll/adapt2/adapt2_bridge.h"
+#include "comm.h"
 #include "fake_transport.h"
+#include "param_defaults.h"
 
 namespace adapt2::test {
 
@@ -51,6 +61,61 @@ inline std::vector<NetworkOptions> completion_orders(int random_seeds) {
     out.push_back({Order::lifo, 99, 0.0, 0, true});
     out.push_back({Order::fifo, 98, 1.0, 1 << 20, false});
     return out;
+}
+
+// p ranks over one fake network, each with its Comm (staging pool cap,
+// detach pool cap: 0, no detaching).
+struct FakeWorld {
+    FakeNetwork net;
+    std::vector<std::unique_ptr<Comm>> comms;
+    FakeWorld(int p, const NetworkOptions &options, size_t pool_max = 1 << 20, size_t detach_max = 0)
+        : net(p, options) {
+        for (int r = 0; r < p; ++r) {
+            comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, pool_max, 0, detach_max));
+        }
+    }
+    Comm &comm(int r) { return *comms[r]; }
+    int size() const { return static_cast<int>(comms.size()); }
+    void run() { net.run(); }
+};
+
+// The order in which p ranks enter a call: shuffled by `seed`.
+inline std::vector<int> entry_order(int p, uint64_t seed) {
+    std::vector<int> order(p);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+    return order;
+}
+
+// An op's ctx may count its combines (nullptr: not counted).
+struct OpCounter {
+    long combines = 0;   // one per contribution combined
+    long combines3 = 0;  // into a third buffer
+};
+inline void count_combine(void *ctx) {
+    if (ctx) ++static_cast<OpCounter *>(ctx)->combines;
+}
+
+// inout += in, int32.
+inline int sum_i32(void *ctx, const void *in, void *inout, size_t n) {
+    count_combine(ctx);
+    auto *a = static_cast<const int32_t *>(in);
+    auto *b = static_cast<int32_t *>(inout);
+    for (size_t i = 0; i < n; ++i) b[i] += a[i];
+    return 0;
+}
+
+// Associative, not commutative: elements are affine maps x -> a x + b, as
+// (a, b) pairs of uint32, and inout = in o inout (composition, wrapping).
+inline int compose_affine(void *ctx, const void *in, void *inout, size_t n) {
+    count_combine(ctx);
+    auto *f = static_cast<const uint32_t *>(in);
+    auto *g = static_cast<uint32_t *>(inout);
+    for (size_t i = 0; i < n; ++i) {
+        g[2 * i + 1] = f[2 * i] * g[2 * i + 1] + f[2 * i + 1];
+        g[2 * i] = f[2 * i] * g[2 * i];
+    }
+    return 0;
 }
 
 }  // namespace adapt2::test

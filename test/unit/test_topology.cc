@@ -231,13 +231,6 @@ void bcast_case(const std::string &name, const Topology &t, int root, size_t byt
                  static_cast<unsigned long long>(w.internode_segments()), static_cast<unsigned long long>(want));
 }
 
-int sum_i32(void *, const void *in, void *inout, size_t n) {
-    auto *a = static_cast<const int32_t *>(in);
-    auto *b = static_cast<int32_t *>(inout);
-    for (size_t i = 0; i < n; ++i) b[i] += a[i];
-    return 0;
-}
-
 int32_t contribution(int r, size_t e) { return static_cast<int32_t>(r * 1000 + e % 977); }
 
 void reduction_case(const std::string &name, const Topology &t, int root, size_t elems, bool all,

@@ -5,6 +5,9 @@
 #define ADAPT2_ENGINE_PARAM_DEFAULTS_H
 
 #include <climits>
+#include <cstddef>
+
+#include "../adapt2_bridge.h"
 
 namespace adapt2::defaults {
 
@@ -17,6 +20,29 @@ namespace adapt2::defaults {
 #undef ADAPT2_DEFAULT_INT
 #undef ADAPT2_DEFAULT_LONG
 #undef ADAPT2_DEFAULT_STRING
+
+// A tree's settings as a user gets them by default (mca_coll_adapt2_tree_settings
+// with no MCA variable set), with the collective's `segment_size`: a
+// non-blocking call (plan_call sets blocking), one level (the caller sets
+// topology), awaiting off (the component's auto turns it on only when
+// oversubscribed).
+inline adapt2_tree_settings_t tree_settings(size_t segment_size) {
+    adapt2_tree_settings_t t{};
+    t.algorithm = ADAPT2_ALG_AUTO;
+    t.fanout = bcast_fanout;
+    t.radix = bcast_radix;
+    t.chains = bcast_chains;
+    t.segment_size = segment_size;
+    t.recv_window = recv_window;
+    t.send_window = send_window;
+    t.detach_max_message = detach_max_message;
+    t.await_min_bytes = 0;
+    t.node_algorithm = t.numa_algorithm = ADAPT2_ALG_AUTO;
+    t.topology_segment_size = topology_segment_size;
+    t.node_segment_size = node_segment_size;
+    t.numa_segment_size = numa_segment_size;
+    return t;
+}
 
 }  // namespace adapt2::defaults
 
