@@ -1,7 +1,7 @@
 #!/bin/bash
-# Allgather and Reduce_scatter_block: every type class, op, count, segment
-# size, in place or not, blocking or not, threads, over ob1, ucx and adapt2's
-# UCX transport.
+# Allgather and Reduce_scatter_block: every type class, op (non-commutative
+# ones too), count, segment size, in place or not, blocking or not, threads,
+# over ob1, ucx and adapt2's UCX transport.
 . "$(dirname "$0")/lib.sh"
 MPI_FLAGS="$MPI_FLAGS --mca mpi_param_check 0" # Open MPI 4.1.4 rejects MPI_SUM on derived types
 
@@ -12,6 +12,16 @@ check "np 5, allgather ring forced, every type" 5 --mca coll_adapt2_allgather_al
     "$BIN/ring_check" --colls allgather --segsizes 0,100 --counts 1,7,1000
 check "np 7, allgather Bruck forced, every type, large too" 7 --mca coll_adapt2_allgather_algorithm bruck -- \
     "$BIN/ring_check" --colls allgather --segsizes 0 --counts 0,1,7,1000,$((40000 / BIG_DIV))
+# reduce_scatter_block: auto takes recursive halving below
+# reduce_scatter_block_halving_max_bytes and for non-commutative ops (first,
+# affine); force each algorithm, p a power of two and not
+for np in $(sweep 6 4); do
+    for alg in ring recursive_halving; do
+        check "np $np, reduce_scatter_block $alg forced, every type and op" $np \
+            --mca coll_adapt2_reduce_scatter_block_algorithm $alg -- "$BIN/ring_check" --colls rsb \
+            --segsizes 0,100 --counts 0,1,7,1000,$((20000 / BIG_DIV))
+    done
+done
 check "np 4, windows 1:1, small segments" 4 --mca coll_adapt2_recv_window 1 --mca coll_adapt2_send_window 1 -- \
     "$BIN/ring_check" --segsizes 4,64 --counts 1,33,1000
 check "np 5, 8 calls in flight, 3 rounds" 5 -- "$BIN/ring_check" --depth 8 --iters 3 --counts 5,300 --segsizes 48

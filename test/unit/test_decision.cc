@@ -180,10 +180,10 @@ void test_plan_call_rules(void **) {
         assert_true(plan.previous);
         seen.insert(plan.rule);
     }
+    // non-commutative ops: recursive halving and the in-order tree take them
     CallPlan plan = plan_call(plain_call(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, false));
-    assert_true(plan.previous);
-    assert_non_null(std::strstr(plan.rule, "non-commutative")), seen.insert(plan.rule);
-    assert_false(plan_call(plain_call(ADAPT2_COLL_REDUCE, false)).previous);  // the in-order tree takes it
+    assert_false(plan.previous);
+    assert_false(plan_call(plain_call(ADAPT2_COLL_REDUCE, false)).previous);
     for (int c : {ADAPT2_COLL_ALLGATHER, ADAPT2_COLL_REDUCE_SCATTER_BLOCK}) {
         adapt2_call_t call = plain_call(c);
         call.facts.device_support = 1;
@@ -271,6 +271,33 @@ void test_every_rule_is_named(void **) {
         choose_allgather(a, 4, &rule), name(rule, "allgather");
     }
     assert_int_equal(names.size(), tree_rules + 12);
+    adapt2_call_settings_t r{};
+    r.halving_max_bytes = 1 << 16;
+    for (int algorithm : {ADAPT2_REDUCE_SCATTER_AUTO, ADAPT2_REDUCE_SCATTER_RING, ADAPT2_REDUCE_SCATTER_HALVING}) {
+        r.algorithm = algorithm;
+        for (size_t bytes : {size_t{64}, size_t{1} << 20}) {
+            choose_reduce_scatter(r, bytes, true, &rule), name(rule, "reduce_scatter");
+            choose_reduce_scatter(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
+        }
+    }
+    assert_int_equal(names.size(), tree_rules + 17);
+}
+
+// Reduce_scatter_block: recursive halving below the threshold and for
+// non-commutative ops (even when the ring is asked for), the ring above.
+void test_reduce_scatter_rules(void **) {
+    adapt2_call_settings_t s{};
+    s.halving_max_bytes = 1 << 16;
+    assert_int_equal(choose_reduce_scatter(s, (1 << 16) - 1, true), ADAPT2_REDUCE_SCATTER_HALVING);
+    assert_int_equal(choose_reduce_scatter(s, 1 << 16, true), ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(choose_reduce_scatter(s, 1 << 24, false), ADAPT2_REDUCE_SCATTER_HALVING);
+    s.algorithm = ADAPT2_REDUCE_SCATTER_RING;
+    assert_int_equal(choose_reduce_scatter(s, 64, true), ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(choose_reduce_scatter(s, 64, false), ADAPT2_REDUCE_SCATTER_HALVING);
+    s.algorithm = ADAPT2_REDUCE_SCATTER_HALVING;
+    assert_int_equal(choose_reduce_scatter(s, 1 << 24, true), ADAPT2_REDUCE_SCATTER_HALVING);
+    s.algorithm = ADAPT2_REDUCE_SCATTER_AUTO, s.halving_max_bytes = 0;
+    assert_int_equal(choose_reduce_scatter(s, 1, true), ADAPT2_REDUCE_SCATTER_RING);
 }
 
 }  // namespace
@@ -285,6 +312,7 @@ int main() {
         cmocka_unit_test(test_algorithm_names_round_trip),
         cmocka_unit_test(test_node_level_rule),
         cmocka_unit_test(test_allgather_rules),
+        cmocka_unit_test(test_reduce_scatter_rules),
         cmocka_unit_test(test_plan_call_rules),
         cmocka_unit_test(test_every_rule_is_named),
     };

@@ -21,9 +21,10 @@ namespace {
 
 struct Case {
     int collective = ADAPT2_COLL_ALLGATHER;
-    int algorithm = ADAPT2_ALLGATHER_RING;  // allgather: ring or Bruck
+    int algorithm = ADAPT2_ALLGATHER_RING;  // the collective's (adapt2_bridge.h)
+    bool commutative = true;     // reduce_scatter_block: int32 sums, or affine maps (not commutative)
     int p = 4;
-    size_t elems = 10;           // per block (int32 for reduce_scatter_block, bytes for allgather)
+    size_t elems = 10;           // per block (reduce_scatter_block: elements of the op, allgather: bytes)
     size_t segment = 0;
     int recv_window = 4, send_window = 2;
     bool strided_send = false, strided_recv = false, in_place = false;
@@ -31,9 +32,9 @@ struct Case {
 
     std::string str() const {
         char s[256];
-        std::snprintf(s, sizeof s, "%s%s p=%d elems=%zu seg=%zu win=%d:%d send=%s recv=%s%s order=%d seed=%llu",
-                      collective == ADAPT2_COLL_ALLGATHER ? "allgather" : "reduce_scatter_block",
-                      algorithm == ADAPT2_ALLGATHER_BRUCK ? " (bruck)" : "", p, elems, segment,
+        std::snprintf(s, sizeof s, "%s algorithm %d%s p=%d elems=%zu seg=%zu win=%d:%d send=%s recv=%s%s order=%d seed=%llu",
+                      collective == ADAPT2_COLL_ALLGATHER ? "allgather" : "reduce_scatter_block", algorithm,
+                      commutative ? "" : " non-commutative", p, elems, segment,
                       recv_window, send_window, strided_send ? "strided" : "contig",
                       strided_recv ? "strided" : "contig", in_place ? " in-place" : "",
                       static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
@@ -45,6 +46,27 @@ struct Case {
 char &packed_at(std::vector<char> &m, bool strided, size_t i) { return m[strided ? 2 * i : i]; }
 
 int32_t contribution(int rank, size_t element) { return static_cast<int32_t>(rank * 1009 + element % 991); }
+
+// Rank's element of a reduce_scatter_block: an int32, or an affine map (a, b).
+void element_of(const Case &c, int rank, size_t element, uint32_t out[2]) {
+    out[0] = static_cast<uint32_t>(contribution(rank, element));
+    out[1] = static_cast<uint32_t>(rank * 7 + element * 3 + 1);
+    if (!c.commutative) out[0] |= 1;  // odd multipliers: no map collapses the others
+}
+
+// The serial result x0 op (x1 op (... op x_{p-1})).
+void expected_element(const Case &c, size_t element, uint32_t out[2]) {
+    element_of(c, c.p - 1, element, out);
+    for (int q = c.p - 2; q >= 0; --q) {
+        uint32_t x[2];
+        element_of(c, q, element, x);
+        if (c.commutative) {
+            out[0] += x[0];
+        } else {
+            compose_affine(nullptr, x, out, 1);
+        }
+    }
+}
 
 struct Rank {
     std::vector<char> send, recv;
@@ -60,7 +82,7 @@ adapt2_buffer_t describe(std::vector<char> &m, Strided &s, bool strided, size_t 
 
 void run_case(const Case &c) {
     const bool gather = c.collective == ADAPT2_COLL_ALLGATHER;
-    const size_t unit = gather ? 1 : 4, block = c.elems * unit, all = block * c.p;
+    const size_t unit = gather ? 1 : c.commutative ? 4 : 8, block = c.elems * unit, all = block * c.p;
     const size_t send_bytes = gather ? block : all;
     const size_t recv_bytes = gather || c.in_place ? all : block;
     FakeWorld world(c.p, c.net);
@@ -79,8 +101,9 @@ void run_case(const Case &c) {
             if (gather) {
                 byte = static_cast<char>(r * 37 + i * 11);
             } else {
-                int32_t v = contribution(r, i / 4);
-                byte = reinterpret_cast<const char *>(&v)[i % 4];
+                uint32_t v[2];
+                element_of(c, r, i / unit, v);
+                byte = reinterpret_cast<const char *>(v)[i % unit];
             }
             packed_at(src, strided, base + i) = byte;
         }
@@ -92,7 +115,8 @@ void run_case(const Case &c) {
         call.send = describe(k.send, k.send_s, c.strided_send, send_bytes);
         call.recv = describe(k.recv, k.recv_s, c.strided_recv, recv_bytes);
         call.in_place = c.in_place;
-        call.reduction = {4, 1, nullptr, sum_i32, nullptr, 0, 0};
+        call.reduction = c.commutative ? adapt2_reduction_t{4, 1, nullptr, sum_i32, nullptr, 0, 0}
+                                       : adapt2_reduction_t{8, 0, nullptr, compose_affine, nullptr, 0, 0};
         call.settings.algorithm = c.algorithm;
         call.settings.tree.segment_size = c.segment;
         call.settings.tree.recv_window = c.recv_window;
@@ -114,10 +138,9 @@ void run_case(const Case &c) {
                 const int q = static_cast<int>(i / block);
                 want = static_cast<char>(q * 37 + (i % block) * 11);
             } else {
-                const size_t element = block / 4 * r + i / 4;
-                int32_t v = 0;
-                for (int q = 0; q < c.p; ++q) v += contribution(q, element);
-                want = reinterpret_cast<const char *>(&v)[i % 4];
+                uint32_t v[2];
+                expected_element(c, block / unit * r + i / unit, v);
+                want = reinterpret_cast<const char *>(v)[i % unit];
             }
             if (packed_at(k.recv, c.strided_recv, i) != want)
                 fail_msg("%s: rank %d: byte %zu is %d, expected %d", c.str().c_str(), r, i,
@@ -129,15 +152,16 @@ void run_case(const Case &c) {
     if (net.unmatched() != 0) fail_msg("%s: %zu operations left unmatched", c.str().c_str(), net.unmatched());
 }
 
-long sweep(int collective, int algorithm) {
+long sweep(int collective, int algorithm, bool commutative = true) {
     long runs = 0;
-    for (int p : {1, 2, 3, 4, 7, 8})
+    for (int p : {1, 2, 3, 4, 6, 7, 8})
         for (size_t elems : {size_t{0}, size_t{1}, size_t{5}, size_t{33}})
             for (size_t segment : {size_t{0}, size_t{4}, size_t{12}})
                 for (int layout = 0; layout < 8; ++layout)
                     for (const NetworkOptions &net : completion_orders(3)) {
                         Case c;
-                        c.collective = collective, c.algorithm = algorithm, c.p = p, c.elems = elems, c.segment = segment, c.net = net;
+                        c.collective = collective, c.algorithm = algorithm, c.commutative = commutative;
+                        c.p = p, c.elems = elems, c.segment = segment, c.net = net;
                         c.strided_send = layout & 1, c.strided_recv = layout & 2, c.in_place = layout & 4;
                         if (layout % 3 == 1) c.recv_window = 1, c.send_window = 1;
                         run_case(c);
@@ -155,28 +179,20 @@ void test_bruck_allgather(void **) {
 }
 
 void test_reduce_scatter_block(void **) {
-    std::printf("# %ld reduce_scatter_blocks checked\n", sweep(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, 0));
+    const long runs = sweep(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, ADAPT2_REDUCE_SCATTER_RING);
+    std::printf("# %ld ring reduce_scatter_blocks checked\n", runs);
 }
 
-// A non-commutative op is refused (the C layer hands such calls on), and
-// nothing is started.
-void test_reduce_scatter_refuses_non_commutative(void **) {
-    FakeNetwork net(2, {});
-    Comm comm(net.endpoint(0), 0, 2, 1 << 20);
-    std::vector<char> a(16), b(8);
-    Done done;
-    adapt2_call_t call{};
-    call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
-    call.send = contiguous_buffer(a.data(), 16);
-    call.recv = contiguous_buffer(b.data(), 8);
-    call.reduction = {4, 0, nullptr, sum_i32, nullptr, 0, 0};
-    call.done = on_done;
-    call.ctx = &done;
-    const char *why = "";
-    assert_int_equal(start_call(comm, call, &why), ADAPT2_STATUS_PREVIOUS);
-    assert_non_null(std::strstr(why, "non-commutative"));
-    assert_int_equal(done.calls, 0);
-    assert_int_equal(net.posted(), 0);
+void test_halving_reduce_scatter_block(void **) {
+    const long runs = sweep(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, ADAPT2_REDUCE_SCATTER_HALVING);
+    std::printf("# %ld recursive-halving reduce_scatter_blocks checked\n", runs);
+}
+
+// A non-commutative op with the ring asked for: recursive halving combines
+// in rank order (p not a power of two included), every element checked.
+void test_non_commutative_reduce_scatter_block(void **) {
+    const long runs = sweep(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, ADAPT2_REDUCE_SCATTER_RING, false);
+    std::printf("# %ld non-commutative reduce_scatter_blocks checked\n", runs);
 }
 
 // Broadcast, reduce and allreduce through the same call description and
@@ -277,7 +293,8 @@ int main() {
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_bruck_allgather),
         cmocka_unit_test(test_reduce_scatter_block),
-        cmocka_unit_test(test_reduce_scatter_refuses_non_commutative),
+        cmocka_unit_test(test_halving_reduce_scatter_block),
+        cmocka_unit_test(test_non_commutative_reduce_scatter_block),
         cmocka_unit_test(test_entry_point_runs_every_collective),
         cmocka_unit_test(test_calls_in_flight_get_their_own_tags),
     };

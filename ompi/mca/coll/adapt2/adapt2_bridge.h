@@ -124,14 +124,21 @@ typedef enum adapt2_allgather_algorithm {
     ADAPT2_ALLGATHER_BRUCK,  /* ceil(log2 p) exchanges of doubling runs of blocks */
 } adapt2_allgather_algorithm_t;
 
+typedef enum adapt2_reduce_scatter_algorithm {
+    ADAPT2_REDUCE_SCATTER_AUTO = 0,
+    ADAPT2_REDUCE_SCATTER_RING,     /* p - 1 steps around a ring, pipelined by segments */
+    ADAPT2_REDUCE_SCATTER_HALVING,  /* ceil(log2 p) exchanges, in rank order (any op) */
+} adapt2_reduce_scatter_algorithm_t;
+
 typedef struct adapt2_allreduce_settings {
     adapt2_tree_settings_t tree;
-    int algorithm;          /* the call's collective's: an adapt2_allreduce_algorithm_t
-                               or an adapt2_allgather_algorithm_t */
+    int algorithm;          /* the call's collective's: an adapt2_allreduce_algorithm_t,
+                               adapt2_allgather_algorithm_t or adapt2_reduce_scatter_algorithm_t */
     size_t ring_min_bytes;  /* allreduce auto: the ring for messages in [min, max) bytes */
     size_t ring_max_bytes;
     size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size */
     size_t bruck_max_bytes; /* allgather auto: Bruck while all p blocks are below this size */
+    size_t halving_max_bytes; /* reduce_scatter_block auto: recursive halving below this size */
     int reproducible;
 } adapt2_allreduce_settings_t;
 

@@ -91,9 +91,9 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 {
     const int size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    static const char *const algorithms[] = {"auto", "ring"};
+    static const char *const algorithms[] = {"auto", "ring", "recursive_halving"}; /* adapt2_reduce_scatter_algorithm_t */
     const char *value = ADAPT2_STRING(reduce_scatter_block_algorithm);
-    mca_coll_adapt2_checked_choice("reduce_scatter_block_algorithm", value, algorithms, 2);
+    const int algorithm = mca_coll_adapt2_checked_choice("reduce_scatter_block_algorithm", value, algorithms, 3);
     if ((long) rcount * size > INT_MAX) {
         *why = "the send buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
@@ -112,6 +112,8 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
     call.in_place = in_place;
     ring_settings(&call, ADAPT2_P_reduce_scatter_block_segment_size);
+    call.settings.algorithm = algorithm < 0 ? ADAPT2_REDUCE_SCATTER_AUTO : algorithm;
+    call.settings.halving_max_bytes = (size_t) ADAPT2_LONG(reduce_scatter_block_halving_max_bytes);
     mca_coll_adapt2_reduction_of(req, &call.reduction);
     mca_coll_adapt2_call_facts(&call.facts, value, blocking, !ompi_op_is_intrinsic(op));
     /* in place, recv holds all p blocks (the input) and gets block 0 */

@@ -183,6 +183,28 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
     return bruck ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
 }
 
+adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settings_t &s, size_t all_bytes,
+                                                        bool commutative, const char **rule) {
+    const char *unused;
+    const char *&why = rule ? *rule : unused;
+    if (s.algorithm == ADAPT2_REDUCE_SCATTER_HALVING) {
+        why = "reduce_scatter_block_algorithm forces recursive halving";
+        return ADAPT2_REDUCE_SCATTER_HALVING;
+    }
+    if (!commutative) {
+        why = "non-commutative op: recursive halving (combines in rank order; the ring cannot)";
+        return ADAPT2_REDUCE_SCATTER_HALVING;
+    }
+    if (s.algorithm == ADAPT2_REDUCE_SCATTER_RING) {
+        why = "reduce_scatter_block_algorithm forces the ring";
+        return ADAPT2_REDUCE_SCATTER_RING;
+    }
+    const bool halving = all_bytes < s.halving_max_bytes;
+    why = halving ? "auto, all blocks below reduce_scatter_block_halving_max_bytes: recursive halving"
+                  : "auto, from reduce_scatter_block_halving_max_bytes: the ring";
+    return halving ? ADAPT2_REDUCE_SCATTER_HALVING : ADAPT2_REDUCE_SCATTER_RING;
+}
+
 }  // namespace adapt2
 
 namespace adapt2 {

@@ -6,8 +6,6 @@ namespace adapt2 {
 
 namespace rules {
 const char *const previous_asked = "the collective's algorithm is `previous`";
-const char *const noncommutative_rsb =
-    "non-commutative op for reduce_scatter_block (the ring combines in ring order)";
 const char *const ring_device =
     "device support is on and the ring collectives do not stage GPU buffers yet";
 const char *const allreduce_couples = "allreduce: every rank needs every contribution, nothing detaches";
@@ -19,10 +17,9 @@ const char *const user_op_coupled =
 const char *const as_set = "as set";
 }  // namespace rules
 
-const char *const kCallRules[] = {rules::previous_asked,       rules::noncommutative_rsb,
-                                  rules::ring_device,          rules::allreduce_couples,
-                                  rules::allreduce_device_tree, rules::user_op_coupled,
-                                  rules::as_set};
+const char *const kCallRules[] = {rules::previous_asked,         rules::ring_device,
+                                  rules::allreduce_couples,      rules::allreduce_device_tree,
+                                  rules::user_op_coupled,        rules::as_set};
 const int kCallRuleCount = sizeof kCallRules / sizeof kCallRules[0];
 
 const char *call_rule_as_set() { return rules::as_set; }
@@ -45,9 +42,6 @@ bool is_ring_collective(int collective) {
 CallPlan plan_call(const adapt2_call_t &call) {
     const adapt2_call_facts_t &f = call.facts;
     if (f.previous) return hand_on(rules::previous_asked);
-    if (call.collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK && !call.reduction.commutative) {
-        return hand_on(rules::noncommutative_rsb);
-    }
     if (is_ring_collective(call.collective) && f.device_support) return hand_on(rules::ring_device);
 
     CallPlan plan;

@@ -1,12 +1,15 @@
 // Allgather and Reduce_scatter_block: one phase of the ring (ring_flow.h)
-// each; small allgathers take Bruck's algorithm (bruck_flow.h). The ring works in one contiguous buffer of p blocks: the user's
-// receive buffer where it can (a contiguous allgather), else a buffer from
-// the communicator's pool that the flow fills from the user's data and
-// delivers from as the result becomes final.
+// each; small allgathers take Bruck's algorithm (bruck_flow.h), small or
+// non-commutative reduce-scatters recursive halving (halving_flow.h). The
+// ring works in one contiguous buffer of p blocks: the user's receive buffer
+// where it can (a contiguous allgather), else a buffer from the
+// communicator's pool that the flow fills from the user's data and delivers
+// from as the result becomes final.
 #include "bruck_flow.h"
 #include "collectives.h"
 #include "counters.h"
 #include "decision.h"
+#include "halving_flow.h"
 #include "ring_flow.h"
 #include "schedule.h"
 
@@ -101,14 +104,45 @@ int start_allgather(Comm &comm, const adapt2_call_t &call, int tag) {
     return start_one_flow<RingFlow>(comm, call, a, a.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
 
-int tags_of_reduce_scatter_block(const Comm &comm, const adapt2_call_t &call) {
-    return tags_of_allgather(comm, call);
+namespace {
+
+const adapt2_buffer_t &rsb_input(const adapt2_call_t &call) { return call.in_place ? call.recv : call.send; }
+
+adapt2_reduce_scatter_algorithm_t rsb_algorithm(const adapt2_call_t &call, const char **rule = nullptr) {
+    return choose_reduce_scatter(call.settings, rsb_input(call).bytes, call.reduction.commutative != 0, rule);
+}
+
+int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
+    HalvingArgs a;
+    a.rank = comm.rank();
+    a.size = comm.size();
+    a.tag = tag;
+    a.block_bytes = block;
+    a.op = call.reduction;
+    a.input = {rsb_input(call), 0, 0, block * static_cast<size_t>(comm.size())};
+    a.output = {call.recv, 0, 0, block};
+    return start_one_flow<HalvingFlow>(comm, call, a, a.input.bytes, TraceColl::reduce_scatter_block,
+                                       Counter::reduce_scatter_block_calls);
+}
+
+}  // namespace
+
+int tags_of_reduce_scatter_block(const Comm &, const adapt2_call_t &call) {
+    if (rsb_algorithm(call) == ADAPT2_REDUCE_SCATTER_HALVING) return HalvingFlow::tags_needed();
+    return RingFlow::tags_needed(call.settings.tree.send_window);
 }
 
 int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
-    if (!call.reduction.commutative || call.reduction.unit_bytes == 0) return -5;  // the ring combines in ring order
-    const adapt2_buffer_t &input = call.in_place ? call.recv : call.send;
+    if (call.reduction.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
+    const adapt2_buffer_t &input = rsb_input(call);
     const size_t block = input.bytes / static_cast<size_t>(comm.size());
+    const char *rule = "";
+    const adapt2_reduce_scatter_algorithm_t algorithm = rsb_algorithm(call, &rule);
+    if (comm.logs(20)) {
+        comm.log(20, plan_line(comm.id(), "reduce_scatter_block", input.bytes, -1,
+                               algorithm == ADAPT2_REDUCE_SCATTER_HALVING ? "recursive halving" : "ring", rule));
+    }
+    if (algorithm == ADAPT2_REDUCE_SCATTER_HALVING) return start_halving(comm, call, tag, block);
     RingArgs a = ring_args(comm, call, tag, block);
     a.allgather = false;
     a.op = call.reduction;
@@ -118,10 +152,6 @@ int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
     a.fill_from = {input, 0, 0, a.bytes};
     a.deliver = true;
     a.deliver_to = {call.recv, 0, block * static_cast<size_t>(comm.rank()), block};
-    if (comm.logs(20)) {
-        comm.log(20, plan_line(comm.id(), "reduce_scatter_block", a.bytes, -1, "ring",
-                               "the only algorithm (commutative ops)"));
-    }
     return start_one_flow<RingFlow>(comm, call, a, a.bytes, TraceColl::reduce_scatter_block,
                                     Counter::reduce_scatter_block_calls);
 }

@@ -72,14 +72,27 @@ RingFlow::Piece RingFlow::piece(int m, bool to_right) const {
 
 bool RingFlow::final_combine(int m) const { return ag_steps_ == 0 && m / k_ == rs_steps_ - 1; }
 
+int copy_into_work(const RingCopy &c, char *work) {
+    if (c.bytes == 0) return 0;
+    if (c.user.contig && !c.user.on_device) {
+        std::memmove(work + c.to, c.user.contig + c.from, c.bytes);
+        return 0;
+    }
+    return c.user.pack(c.user.packer, c.from, c.bytes, work + c.to);
+}
+
+int copy_to_user(const RingCopy &c, size_t user_offset, const char *src, size_t bytes) {
+    if (bytes == 0) return 0;
+    if (c.user.contig && !c.user.on_device) {
+        std::memcpy(c.user.contig + user_offset, src, bytes);
+        return 0;
+    }
+    return c.user.unpack(c.user.packer, user_offset, bytes, src);
+}
+
 void RingFlow::fill() {
     const RingCopy &c = fill_from_;
-    if (c.bytes == 0) return;
-    if (c.user.contig && !c.user.on_device) {
-        std::memmove(work_ + c.to, c.user.contig + c.from, c.bytes);
-        return;
-    }
-    int rc = c.user.pack(c.user.packer, c.from, c.bytes, work_ + c.to);
+    int rc = copy_into_work(c, work_);
     if (rc != 0) schedule_.fail_conversion(rc, "packing into the ring's working buffer", c.from, c.bytes);
 }
 
@@ -94,11 +107,7 @@ void RingFlow::deliver(const Piece &p) {
         return;
     }
     const size_t user_offset = c.from + (p.offset - c.to);
-    if (c.user.contig && !c.user.on_device) {
-        std::memcpy(c.user.contig + user_offset, work_ + p.offset, p.bytes);
-        return;
-    }
-    int rc = c.user.unpack(c.user.packer, user_offset, p.bytes, work_ + p.offset);
+    int rc = copy_to_user(c, user_offset, work_ + p.offset, p.bytes);
     if (rc != 0) schedule_.fail_conversion(rc, "unpacking the ring's result", user_offset, p.bytes);
 }
 

@@ -38,6 +38,10 @@ struct RingCopy {
     size_t to = 0;
     size_t bytes = 0;
 };
+// The copy into `work` (0 or the convertor's error), and `bytes` of `src`
+// out to the user's packed stream at `user_offset`.
+int copy_into_work(const RingCopy &c, char *work);
+int copy_to_user(const RingCopy &c, size_t user_offset, const char *src, size_t bytes);
 
 struct RingArgs {
     int rank = 0;
