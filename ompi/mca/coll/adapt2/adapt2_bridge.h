@@ -138,7 +138,7 @@ typedef struct adapt2_allreduce_settings {
     size_t ring_max_bytes;
     size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size */
     size_t bruck_max_bytes; /* allgather auto: Bruck while all p blocks are below this size */
-    size_t halving_max_bytes; /* reduce_scatter_block auto: recursive halving below this size */
+    size_t halving_max_bytes; /* reduce_scatter_block auto: recursive halving for blocks below this */
     int reproducible;
 } adapt2_allreduce_settings_t;
 

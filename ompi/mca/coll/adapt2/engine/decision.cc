@@ -183,7 +183,7 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
     return bruck ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
 }
 
-adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settings_t &s, size_t all_bytes,
+adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settings_t &s, size_t block_bytes,
                                                         bool commutative, const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
@@ -199,9 +199,9 @@ adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settin
         why = "reduce_scatter_block_algorithm forces the ring";
         return ADAPT2_REDUCE_SCATTER_RING;
     }
-    const bool halving = all_bytes < s.halving_max_bytes;
-    why = halving ? "auto, all blocks below reduce_scatter_block_halving_max_bytes: recursive halving"
-                  : "auto, from reduce_scatter_block_halving_max_bytes: the ring";
+    const bool halving = block_bytes < s.halving_max_bytes;
+    why = halving ? "auto, blocks below reduce_scatter_block_halving_max_bytes: recursive halving"
+                  : "auto, blocks from reduce_scatter_block_halving_max_bytes: the ring";
     return halving ? ADAPT2_REDUCE_SCATTER_HALVING : ADAPT2_REDUCE_SCATTER_RING;
 }
 

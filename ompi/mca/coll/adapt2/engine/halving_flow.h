@@ -17,6 +17,12 @@
 // order. Every receive is posted at once; exchange k's send leaves as soon as
 // exchange k-1 is folded, so only the data a rank really needs makes it wait.
 // Whole blocks, no segments: the ring takes large messages.
+//
+// The working buffer holds the virtual blocks in bit-reversed order (block w
+// at position bitrev(w)), the same on every rank: then the blocks of each
+// exchange, kept or sent, are one contiguous range, sent from where they lie
+// and folded by one combine. The flow borrows the p blocks plus what its
+// exchanges receive (less than the p blocks again).
 #ifndef ADAPT2_ENGINE_HALVING_FLOW_H
 #define ADAPT2_ENGINE_HALVING_FLOW_H
 
@@ -56,21 +62,25 @@ private:
         size_t offset, bytes;
     };
     struct Step {  // one exchange
-        int peer;  // its real rank
+        int peer;    // its real rank
         bool lower;  // its ranks come before ours: fold its data on the left
-        std::vector<int> keep, give;  // virtual blocks folded here, sent
-        size_t recv_at, recv_bytes, send_at, send_bytes;  // in scratch_
+        Range keep, give;  // in work_: the virtual blocks folded here, and sent
+        size_t recv_at;    // in scratch_: the partner's data for `keep`
     };
     enum Role { kPlain, kGiver, kTaker };
 
-    Range vblock(int w) const;
+    Range vblock(int w) const;  // in the user's (natural) order
     void plan();
-    Step exchange(int vrank, int mask, size_t *scratch_end) const;
+    void lay_out(int pof2);
+    Range span(int pof2, int low_bits, int value) const;
+    Step exchange(int vrank, int mask, size_t *scratch_end);
+    void fill();
     void begin(int k);
     void try_fold();
     void fold_pair();
     void fold(int k);
     void combine_on_left(const char *left, char *acc, size_t bytes, int k);
+    int vrank_ = 0;
     void finish_steps();
     void deliver(const char *block);
     int pair_message() const { return static_cast<int>(steps_.size()); }  // Op::segment of the pair's
@@ -86,6 +96,8 @@ private:
     char *scratch_ = nullptr;  // receives and packed sends
     size_t scratch_bytes_ = 0;
     size_t pair_at_ = 0;       // in scratch_: the giver's input (taker), the block back (giver)
+    std::vector<size_t> at_;    // in work_: virtual block w's offset (bit-reversed order)
+    const char *layout_error_ = nullptr;  // an exchange's blocks are not contiguous (a bug)
     std::vector<Step> steps_;
     std::vector<uint8_t> arrived_;
     bool pair_folded_ = false;  // taker: the giver's input is folded in (or no pair)

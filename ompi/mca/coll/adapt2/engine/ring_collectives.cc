@@ -108,8 +108,10 @@ namespace {
 
 const adapt2_buffer_t &rsb_input(const adapt2_call_t &call) { return call.in_place ? call.recv : call.send; }
 
-adapt2_reduce_scatter_algorithm_t rsb_algorithm(const adapt2_call_t &call, const char **rule = nullptr) {
-    return choose_reduce_scatter(call.settings, rsb_input(call).bytes, call.reduction.commutative != 0, rule);
+adapt2_reduce_scatter_algorithm_t rsb_algorithm(const Comm &comm, const adapt2_call_t &call,
+                                                const char **rule = nullptr) {
+    const size_t block = rsb_input(call).bytes / static_cast<size_t>(comm.size());
+    return choose_reduce_scatter(call.settings, block, call.reduction.commutative != 0, rule);
 }
 
 int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
@@ -127,8 +129,8 @@ int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) 
 
 }  // namespace
 
-int tags_of_reduce_scatter_block(const Comm &, const adapt2_call_t &call) {
-    if (rsb_algorithm(call) == ADAPT2_REDUCE_SCATTER_HALVING) return HalvingFlow::tags_needed();
+int tags_of_reduce_scatter_block(const Comm &comm, const adapt2_call_t &call) {
+    if (rsb_algorithm(comm, call) == ADAPT2_REDUCE_SCATTER_HALVING) return HalvingFlow::tags_needed();
     return RingFlow::tags_needed(call.settings.tree.send_window);
 }
 
@@ -137,7 +139,7 @@ int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
     const adapt2_buffer_t &input = rsb_input(call);
     const size_t block = input.bytes / static_cast<size_t>(comm.size());
     const char *rule = "";
-    const adapt2_reduce_scatter_algorithm_t algorithm = rsb_algorithm(call, &rule);
+    const adapt2_reduce_scatter_algorithm_t algorithm = rsb_algorithm(comm, call, &rule);
     if (comm.logs(20)) {
         comm.log(20, plan_line(comm.id(), "reduce_scatter_block", input.bytes, -1,
                                algorithm == ADAPT2_REDUCE_SCATTER_HALVING ? "recursive halving" : "ring", rule));
