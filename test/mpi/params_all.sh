@@ -92,7 +92,8 @@ allreduce_recdoubling_max_bytes   range
 allgather_algorithm               names:auto,ring,bruck,previous ring
 allgather_bruck_max_bytes         range                  ring
 allgather_segment_size            range                  ring
-reduce_scatter_block_algorithm    names:auto,ring,previous ring
+reduce_scatter_block_algorithm    names:auto,ring,recursive_halving,previous ring
+reduce_scatter_block_halving_max_bytes range             ring
 reduce_scatter_block_segment_size range                  ring
 reproducible                      range
 topology                          range                  separate
