@@ -7,7 +7,6 @@
 #                                then the sanitizer build's (ASan + UBSan) subset
 #   contrib/adapt2.sh --build    install packages and build only
 # Environment: BUILD_DIR (default ./build), JOBS (default: number of cores),
-# TEST_JOBS (test scripts run at once; default JOBS + 1),
 # ADAPT2_CONFIGURE_FLAGS (extra flags for configure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +14,6 @@ SRC=$PWD
 BUILD_DIR=${BUILD_DIR:-$SRC/build}
 SANITIZE_DIR=${SANITIZE_DIR:-$BUILD_DIR-sanitize}
 JOBS=${JOBS:-$(nproc)}
-# MPI tests leave cores idle part of the time (ranks that sleep by design,
-# yield or wait on a peer): one script more than cores keeps them busy.
-TEST_JOBS=${TEST_JOBS:-$((JOBS + 1))}
 mode=${1:-run}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
@@ -80,7 +76,7 @@ summarize() {
 # shows the end of each failing suite's log.
 check_in() {
     local dir=$1 target=$2 rc=0
-    make -C "$dir" -s -j"$TEST_JOBS" "$target" >"$dir/check.out" 2>&1 || rc=$?
+    make -C "$dir" -s -j"$JOBS" "$target" >"$dir/check.out" 2>&1 || rc=$?
     grep -E "^(PASS|FAIL|SKIP|ERROR|XPASS):" "$dir/check.out" || true
     if [ $rc -ne 0 ]; then
         echo "== failures:"
