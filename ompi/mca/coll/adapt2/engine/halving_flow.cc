@@ -119,12 +119,12 @@ void HalvingFlow::start() {
     if (schedule_.failed()) return;
     const int pair = pair_message();
     if (role_ == kGiver) {
-        schedule_.post_recv(scratch_ + pair_at_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, block_));
+        schedule_.post_recv(scratch_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, block_));
         schedule_.post_send(work_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
         return;
     }
     if (role_ == kTaker) {
-        schedule_.post_recv(scratch_ + pair_at_, rank_ - 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
+        schedule_.post_recv(scratch_, rank_ - 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
     }
     for (size_t k = 0; k < steps_.size(); ++k) {
         const Step &s = steps_[k];
@@ -150,7 +150,7 @@ void HalvingFlow::on_complete(Op &op) {
     schedule_.return_op(&op);
     if (!received || schedule_.failed()) return;
     if (k == pair_message()) {
-        if (role_ == kGiver) return deliver(scratch_ + pair_at_);
+        if (role_ == kGiver) return deliver(scratch_);
         fold_pair();
         begin(0);
         return try_fold();
@@ -174,7 +174,7 @@ void HalvingFlow::try_fold() {
 
 // The taker: the giver's input (lower rank) on the left of its own.
 void HalvingFlow::fold_pair() {
-    combine_on_left(scratch_ + pair_at_, work_, bytes_, pair_message());
+    combine_on_left(scratch_, work_, bytes_, pair_message());
     pair_folded_ = true;
 }
 

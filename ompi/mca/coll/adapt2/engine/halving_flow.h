@@ -93,9 +93,9 @@ private:
     RingCopy input_, output_;
     BufferPool &pool_;
     char *work_ = nullptr;     // p blocks
-    char *scratch_ = nullptr;  // receives and packed sends
+    char *scratch_ = nullptr;  // receives; the pair's message first (a taker: the giver's
+                               // input; a giver: its block back)
     size_t scratch_bytes_ = 0;
-    size_t pair_at_ = 0;       // in scratch_: the giver's input (taker), the block back (giver)
     std::vector<size_t> at_;    // in work_: virtual block w's offset (bit-reversed order)
     const char *layout_error_ = nullptr;  // an exchange's blocks are not contiguous (a bug)
     std::vector<Step> steps_;
