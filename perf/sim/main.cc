@@ -141,8 +141,10 @@ CollectiveFactory factory(const Options &o, const std::string &name, int p, size
         if (o.segment_given) set_segment_size(c, o.segment);
         if (base == "adapt2-sync") force_sync(c);
         if (name.find(':') != std::string::npos) {  // adapt2:SHAPE forces the tree (coll_adapt2_*_algorithm)
-            const int alg = mca_coll_adapt2_engine_algorithm_from_name(name.substr(name.find(':') + 1).c_str());
-            if (alg < 0) return nullptr;
+            const std::string shape = name.substr(name.find(':') + 1);
+            int alg = 0;
+            while (alg < ADAPT2_ALG_COUNT && shape != mca_coll_adapt2_engine_algorithm_name(alg)) ++alg;
+            if (alg == ADAPT2_ALG_COUNT) return nullptr;
             c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
         }
         c.grace_us = o.grace_us;

@@ -163,31 +163,15 @@ void params_apply(const params_t *p)
     for (int i = 0; i < npins; ++i) set_pinned(pins[i]);
 }
 
-/* Writes a control variable of any type (--set). */
+/* Writes a control variable of any type (--set NAME=VALUE; NAME may omit
+ * coll_adapt2_). */
 void set_pinned(const char *spec)
 {
-    char name[256], desc[256];
+    char name[256];
     const char *eq = strchr(spec, '=');
-    int index, count, namelen = sizeof name, desclen = sizeof desc, verbosity, bind, scope;
-    MPI_Datatype type;
-    MPI_T_enum enumtype;
-    MPI_T_cvar_handle handle;
     snprintf(name, sizeof name, "%s%.*s", strncmp(spec, "coll_adapt2_", 12) ? "coll_adapt2_" : "",
              (int) (eq - spec), spec);
-    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("--set: no parameter %s", name);
-    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
-    (void) namelen;
-    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) fail("--set: %s", name);
-    if (type == MPI_CHAR) {
-        MPI_T_cvar_write(handle, eq + 1);
-    } else if (type == MPI_INT) {
-        int v = atoi(eq + 1);
-        MPI_T_cvar_write(handle, &v);
-    } else {
-        long v = atol(eq + 1);
-        MPI_T_cvar_write(handle, &v);
-    }
-    MPI_T_cvar_handle_free(&handle);
+    adapt2_set(name, eq + 1);
 }
 
 void params_describe(const params_t *p, char *out, size_t n)

@@ -73,7 +73,47 @@ long adapt2_get_long(const char *name)
     return value;
 }
 
-void adapt2_set_string(const char *name, const char *value) { cvar_write(name, value); }
+/* The value of `item` in an enum control variable's enumeration (its names
+ * are params.def's), or abort: a test that asks for a name adapt2 lacks is wrong. */
+static int enum_value(const char *name, MPI_T_enum enumtype, const char *item)
+{
+    int items, namelen = 0;
+    char ename[64];
+    namelen = sizeof ename;
+    MPI_T_enum_get_info(enumtype, &items, ename, &namelen);
+    for (int i = 0; i < items; ++i) {
+        int value, len;
+        char text[64];
+        len = sizeof text;
+        if (MPI_T_enum_get_item(enumtype, i, &value, text, &len) == MPI_SUCCESS && 0 == strcmp(text, item))
+            return value;
+    }
+    fail("%s has no value named '%s'", name, item);
+    return -1;
+}
+
+void adapt2_set(const char *name, const char *text)
+{
+    char desc[256];
+    int index, verbosity, bind, scope, desclen = sizeof desc;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    t_init();
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
+    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
+    if (type == MPI_CHAR) {
+        cvar_write(name, text);
+    } else if (type == MPI_INT) {
+        int v = enumtype != MPI_T_ENUM_NULL && (text[0] < '0' || text[0] > '9')
+                    ? enum_value(name, enumtype, text) : atoi(text);
+        cvar_write(name, &v);
+    } else {
+        long v = atol(text);
+        cvar_write(name, &v);
+    }
+}
+
+void adapt2_set_string(const char *name, const char *value) { adapt2_set(name, value); }
 void adapt2_set_long(const char *name, long value) { cvar_write(name, &value); }
 void adapt2_set_int(const char *name, int value) { cvar_write(name, &value); }
 

@@ -13,7 +13,9 @@ long long adapt2_counter(const char *name);
 
 /* Sets an adapt2 control variable for all later calls on this process. Every
  * rank must set the same value. Aborts if the variable does not exist. */
-void adapt2_set_string(const char *name, const char *value);
+void adapt2_set_string(const char *name, const char *value); /* a string or an enum's name */
+/* Any type, from text (an enum by name or number), as --set NAME=VALUE gives it. */
+void adapt2_set(const char *name, const char *text);
 void adapt2_set_long(const char *name, long value);
 void adapt2_set_int(const char *name, int value);
 /* Current value of an adapt2 control variable of type long (-1 if unknown). */

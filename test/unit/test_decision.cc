@@ -103,12 +103,45 @@ void test_allreduce_rules(void **) {
     assert_int_equal(pick(4, true, true), ADAPT2_ALLREDUCE_TREE);
 }
 
-void test_algorithm_names_round_trip(void **) {
-    for (int a = ADAPT2_ALG_AUTO; a < ADAPT2_ALG_COUNT; ++a) {
-        assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name(mca_coll_adapt2_engine_algorithm_name(a)), a);
+// The position of `name` in a comma-separated list, or -1.
+static int position(const char *list, const std::string &name) {
+    std::string rest = std::string(list) + ",";
+    for (int i = 0; !rest.empty(); ++i) {
+        if (rest.substr(0, rest.find(',')) == name) return i;
+        rest.erase(0, rest.find(',') + 1);
     }
-    assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name("binomail"), -1);
-    assert_int_equal(mca_coll_adapt2_engine_algorithm_from_name(nullptr), -1);
+    return -1;
+}
+
+// The algorithm parameters are MCA enums whose values are params.def's
+// names in the engine enums' order (then previous): a name out of place
+// would run another algorithm than the one asked for.
+void test_algorithm_names_match_the_engine(void **) {
+    for (const char *list : {defaults::bcast_algorithm_names, defaults::reduce_algorithm_names,
+                             defaults::node_algorithm_names, defaults::numa_algorithm_names}) {
+        for (int a = ADAPT2_ALG_AUTO; a < ADAPT2_ALG_COUNT; ++a) {
+            const std::string name = mca_coll_adapt2_engine_algorithm_name(a);
+            assert_int_equal(position(list, name), a);
+            TreeShape shape;
+            assert_true(a == ADAPT2_ALG_AUTO || tree_shape_from_name(name, &shape));
+        }
+        assert_int_equal(position(list, "previous"), ADAPT2_ALG_COUNT);
+    }
+    assert_string_equal(mca_coll_adapt2_engine_algorithm_name(ADAPT2_ALG_COUNT), "unknown");
+    const char *allreduce = defaults::allreduce_algorithm_names;
+    assert_int_equal(position(allreduce, "auto"), ADAPT2_ALLREDUCE_AUTO);
+    assert_int_equal(position(allreduce, "tree"), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(position(allreduce, "ring"), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(position(allreduce, "recursive_doubling"), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(position(allreduce, "previous"), ADAPT2_ALLREDUCE_RECDOUBLING + 1);
+    const char *allgather = defaults::allgather_algorithm_names;
+    assert_int_equal(position(allgather, "ring"), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(position(allgather, "bruck"), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(position(allgather, "previous"), ADAPT2_ALLGATHER_BRUCK + 1);
+    const char *rsb = defaults::reduce_scatter_block_algorithm_names;
+    assert_int_equal(position(rsb, "ring"), ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(position(rsb, "recursive_halving"), ADAPT2_REDUCE_SCATTER_HALVING);
+    assert_int_equal(position(rsb, "previous"), ADAPT2_REDUCE_SCATTER_HALVING + 1);
 }
 
 // Between nodes: a pipeline from 64 KiB while its fill (a segment time per
@@ -309,7 +342,7 @@ int main() {
         cmocka_unit_test(test_forced_algorithms_keep_their_settings),
         cmocka_unit_test(test_reduce_rules),
         cmocka_unit_test(test_allreduce_rules),
-        cmocka_unit_test(test_algorithm_names_round_trip),
+        cmocka_unit_test(test_algorithm_names_match_the_engine),
         cmocka_unit_test(test_node_level_rule),
         cmocka_unit_test(test_allgather_rules),
         cmocka_unit_test(test_reduce_scatter_rules),

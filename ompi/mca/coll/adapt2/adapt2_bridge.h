@@ -111,6 +111,7 @@ typedef struct adapt2_reduce_settings {
     int reproducible;  /* combine in a fixed order whatever the arrival order */
 } adapt2_reduce_settings_t;
 
+/* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_AUTO = 0,
     ADAPT2_ALLREDUCE_TREE,  /* reduce up a tree fused with a broadcast down it */
@@ -118,12 +119,14 @@ typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_RECDOUBLING, /* log2(p) exchanges of the whole buffer */
 } adapt2_allreduce_algorithm_t;
 
+/* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_allgather_algorithm {
     ADAPT2_ALLGATHER_AUTO = 0,
     ADAPT2_ALLGATHER_RING,   /* p - 1 steps around a ring, pipelined by segments */
     ADAPT2_ALLGATHER_BRUCK,  /* ceil(log2 p) exchanges of doubling runs of blocks */
 } adapt2_allgather_algorithm_t;
 
+/* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_reduce_scatter_algorithm {
     ADAPT2_REDUCE_SCATTER_AUTO = 0,
     ADAPT2_REDUCE_SCATTER_RING,     /* p - 1 steps around a ring, pipelined by segments */
@@ -142,7 +145,8 @@ typedef struct adapt2_allreduce_settings {
     int reproducible;
 } adapt2_allreduce_settings_t;
 
-/* Tree shapes a user may force; ADAPT2_ALG_AUTO lets the decision rules pick. */
+/* Tree shapes a user may force; ADAPT2_ALG_AUTO lets the decision rules pick.
+ * In the order of params.def's ADAPT2_TREE_NAMES (an MCA enum's values). */
 typedef enum adapt2_algorithm {
     ADAPT2_ALG_AUTO = 0,
     ADAPT2_ALG_BINOMIAL,
@@ -156,11 +160,9 @@ typedef enum adapt2_algorithm {
     ADAPT2_ALG_COUNT
 } adapt2_algorithm_t;
 
-/* Name <-> algorithm. Returns -1 for an unknown name. */
-int mca_coll_adapt2_engine_algorithm_from_name(const char *name);
+/* A tree's name (params.def's ADAPT2_TREE_NAMES, the values of
+ * coll_adapt2_bcast_algorithm, are in this enum's order). */
 const char *mca_coll_adapt2_engine_algorithm_name(int algorithm);
-/* All names, comma separated, for help texts and error messages. */
-const char *mca_coll_adapt2_engine_algorithm_names(void);
 
 /* How the engine reports a collective: `done(ctx, status)` exactly once,
  * when this rank's part is complete (complete the request; the user's buffers

@@ -24,6 +24,7 @@ BEGIN_C_DECLS
 #define ADAPT2_CTYPE_INT int
 #define ADAPT2_CTYPE_LONG long
 #define ADAPT2_CTYPE_STRING char *
+#define ADAPT2_CTYPE_ENUM int /* the index of the name in the list */
 
 typedef struct mca_coll_adapt2_component_t {
     mca_coll_base_component_2_0_0_t super;
@@ -126,20 +127,20 @@ typedef enum {
 int mca_coll_adapt2_register_params(void);
 int mca_coll_adapt2_param_int(mca_coll_adapt2_param_t id);
 long mca_coll_adapt2_param_long(mca_coll_adapt2_param_t id);
-const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id); /* never NULL */
+/* A STRING's value, or an ENUM's name; never NULL. */
+const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id);
 #define ADAPT2_INT(name) mca_coll_adapt2_param_int(ADAPT2_P_##name)
 #define ADAPT2_LONG(name) mca_coll_adapt2_param_long(ADAPT2_P_##name)
 #define ADAPT2_STRING(name) mca_coll_adapt2_param_string(ADAPT2_P_##name)
-/* A tree algorithm parameter by name (unknown: reported, auto). */
+/* An ENUM's value: the index of its name in params.def's list. */
+int mca_coll_adapt2_param_enum(mca_coll_adapt2_param_t id);
+#define ADAPT2_ENUM(name) mca_coll_adapt2_param_enum(ADAPT2_P_##name)
+/* An algorithm parameter (an ENUM in its engine enum's order; previous: 0,
+ * auto). */
 int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id);
 void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_param_t algorithm,
                                    mca_coll_adapt2_param_t segment_size);
 bool mca_coll_adapt2_use_previous(const char *algorithm);
-/* An algorithm parameter with its own names (`names`: auto first, then the
- * engine's values in order): the index of `value`, or -1 for previous;
- * anything else is reported once and taken as auto (0). */
-int mca_coll_adapt2_checked_choice(const char *param, const char *value, const char *const names[],
-                                   int count);
 /* The facts of a call that the engine's plan_call decides from (the call's
  * algorithm parameter's value, for `previous`). */
 void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,

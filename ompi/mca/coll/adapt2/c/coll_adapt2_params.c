@@ -4,6 +4,7 @@
  * with the parameter's name and the value used instead.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "coll_adapt2.h"
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -19,30 +21,43 @@ static mca_base_component_t *component(void)
     return &mca_coll_adapt2_component.super.collm_version;
 }
 
-/* The parameters of params.def as data: name, kind, default, range, help,
- * and where the component keeps the value. */
-enum { KIND_INT, KIND_LONG, KIND_STRING };
+/* The parameters of params.def as data: name, kind, default, range or
+ * names, help, and where the component keeps the value. */
+enum { KIND_INT, KIND_LONG, KIND_STRING, KIND_ENUM };
 #define ADAPT2_KIND_INT KIND_INT
 #define ADAPT2_KIND_LONG KIND_LONG
 #define ADAPT2_KIND_STRING KIND_STRING
+#define ADAPT2_KIND_ENUM KIND_ENUM
 #define ADAPT2_NUMBER_INT(d) (d)
 #define ADAPT2_NUMBER_LONG(d) (d)
 #define ADAPT2_NUMBER_STRING(d) 0
+#define ADAPT2_NUMBER_ENUM(d) 0
 #define ADAPT2_TEXT_INT(d) NULL
 #define ADAPT2_TEXT_LONG(d) NULL
 #define ADAPT2_TEXT_STRING(d) (d)
+#define ADAPT2_TEXT_ENUM(d) (d)
+#define ADAPT2_NAMES_INT(m) NULL
+#define ADAPT2_NAMES_LONG(m) NULL
+#define ADAPT2_NAMES_STRING(m) NULL
+#define ADAPT2_NAMES_ENUM(m) (m)
+#define ADAPT2_RANGE_INT(m) (m)
+#define ADAPT2_RANGE_LONG(m) (m)
+#define ADAPT2_RANGE_STRING(m) 0
+#define ADAPT2_RANGE_ENUM(m) 0
 static const struct param {
     const char *name;
     int kind;
     long deflt;          /* INT and LONG */
-    const char *text;    /* STRING's default */
+    const char *text;    /* STRING's and ENUM's default */
+    const char *names;   /* ENUM's names, comma-separated */
     long min, max;
     const char *help;
     size_t offset;       /* in mca_coll_adapt2_component_t */
 } params[] = {
 #define ADAPT2_PARAM(TYPE, name, deflt, min, max, help)                                    \
-    {#name, ADAPT2_KIND_##TYPE, ADAPT2_NUMBER_##TYPE(deflt), ADAPT2_TEXT_##TYPE(deflt), min, \
-     max, help, offsetof(mca_coll_adapt2_component_t, name)},
+    {#name, ADAPT2_KIND_##TYPE, ADAPT2_NUMBER_##TYPE(deflt), ADAPT2_TEXT_##TYPE(deflt),   \
+     ADAPT2_NAMES_##TYPE(min), ADAPT2_RANGE_##TYPE(min), max, help,                       \
+     offsetof(mca_coll_adapt2_component_t, name)},
 #include "../params.def"
 #undef ADAPT2_PARAM
 };
@@ -52,22 +67,99 @@ static void *storage(const struct param *p)
     return (char *) &mca_coll_adapt2_component + p->offset;
 }
 
+/* An ENUM's names, split once from params.def's list (they live as long as
+ * the library: the values are read at every call). */
+#define ADAPT2_MAX_NAMES 16
+static struct enum_names {
+    int count;
+    const char *name[ADAPT2_MAX_NAMES];
+    char text[256];
+} enum_names[ADAPT2_P_COUNT];
+
+static const struct enum_names *names_of(mca_coll_adapt2_param_t id)
+{
+    struct enum_names *e = &enum_names[id];
+    if (0 == e->count) { /* registration runs before any call, in one thread */
+        snprintf(e->text, sizeof e->text, "%s", params[id].names);
+        for (char *save = NULL, *n = strtok_r(e->text, ",", &save);
+             n && e->count < ADAPT2_MAX_NAMES; n = strtok_r(NULL, ",", &save)) {
+            e->name[e->count++] = n;
+        }
+    }
+    return e;
+}
+
+static int index_of(const struct enum_names *e, const char *name)
+{
+    for (int i = 0; i < e->count; ++i) {
+        if (0 == strcmp(e->name[i], name)) return i;
+    }
+    return -1;
+}
+
+/* An MCA enum over the names: ompi_info lists them, and Open MPI rejects
+ * (and reports, with the valid names) any other value before adapt2 sees it. */
+static mca_base_var_enum_t *enumerator_of(mca_coll_adapt2_param_t id)
+{
+    const struct enum_names *e = names_of(id);
+    mca_base_var_enum_value_t values[ADAPT2_MAX_NAMES + 1];
+    for (int i = 0; i < e->count; ++i) {
+        values[i].value = i;
+        values[i].string = e->name[i];
+    }
+    values[e->count].value = 0;
+    values[e->count].string = NULL;
+    mca_base_var_enum_t *enumerator = NULL;
+    char name[96];
+    snprintf(name, sizeof name, "coll_adapt2_%s", params[id].name);
+    return OPAL_SUCCESS == mca_base_var_enum_create(name, values, &enumerator) ? enumerator : NULL;
+}
+
+/* An ENUM that Open MPI rejected keeps its default, but Open MPI's message
+ * does not say so: adapt2 adds which value it uses (variables come to the
+ * processes through the environment, from mpirun --mca or the user). */
+static void say_enum_default(const struct param *p, int index)
+{
+    char var[96];
+    snprintf(var, sizeof var, "OMPI_MCA_coll_adapt2_%s", p->name);
+    const char *given = getenv(var);
+    const struct enum_names *e = names_of((mca_coll_adapt2_param_t) (p - params));
+    if (given && index >= 0 && index < e->count && 0 != strcmp(given, e->name[index]) &&
+        (given[0] < '0' || given[0] > '9' || atoi(given) != index)) {
+        char why[160] = "known:";
+        for (int i = 0; i < e->count; ++i) {
+            snprintf(why + strlen(why), sizeof why - strlen(why), "%s %s", i ? "," : "", e->name[i]);
+        }
+        mca_coll_adapt2_report_invalid(p->name, given, e->name[index], why);
+    }
+}
+
 /* Variables are ALL_EQ (every rank must use the same value) and SETTABLE:
  * adapt2 reads them at every call, so MPI_T may change them between calls
  * (the tests and the tuning tool do). */
 int mca_coll_adapt2_register_params(void)
 {
     static const mca_base_var_type_t types[] = {MCA_BASE_VAR_TYPE_INT, MCA_BASE_VAR_TYPE_LONG,
-                                                MCA_BASE_VAR_TYPE_STRING};
+                                                MCA_BASE_VAR_TYPE_STRING, MCA_BASE_VAR_TYPE_INT};
     for (size_t i = 0; i < sizeof params / sizeof params[0]; ++i) {
         const struct param *p = &params[i];
+        mca_base_var_enum_t *enumerator = NULL;
         if (KIND_INT == p->kind) *(int *) storage(p) = (int) p->deflt;
         if (KIND_LONG == p->kind) *(long *) storage(p) = p->deflt;
         if (KIND_STRING == p->kind) *(char **) storage(p) = (char *) p->text;
-        int rc = mca_base_component_var_register(component(), p->name, p->help, types[p->kind], NULL, 0,
-                                                 MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
-                                                 MCA_BASE_VAR_SCOPE_ALL_EQ, storage(p));
+        if (KIND_ENUM == p->kind) {
+            *(int *) storage(p) = index_of(names_of((mca_coll_adapt2_param_t) i), p->text);
+            enumerator = enumerator_of((mca_coll_adapt2_param_t) i);
+        }
+        int rc = mca_base_component_var_register(component(), p->name, p->help, types[p->kind],
+                                                 enumerator, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+                                                 storage(p));
         (void) rc; /* a value Open MPI rejected: it said so; keep registering the others */
+        if (enumerator) {
+            OBJ_RELEASE(enumerator); /* the variable holds it */
+            say_enum_default(p, *(int *) storage(p));
+        }
     }
     return OMPI_SUCCESS;
 }
@@ -139,9 +231,26 @@ long mca_coll_adapt2_param_long(mca_coll_adapt2_param_t id)
     return checked_long(p->name, *(long *) storage(p), p->min, p->max, p->deflt);
 }
 
+int mca_coll_adapt2_param_enum(mca_coll_adapt2_param_t id)
+{
+    const struct param *p = &params[id];
+    const struct enum_names *e = names_of(id);
+    int index = *(int *) storage(p), deflt = index_of(e, p->text);
+    if (index >= 0 && index < e->count) return index;
+    char bad[32], why[48]; /* MPI_T writes ints unchecked */
+    snprintf(bad, sizeof bad, "%d", index);
+    snprintf(why, sizeof why, "must be between 0 and %d", e->count - 1);
+    mca_coll_adapt2_report_invalid(p->name, bad, e->name[deflt], why);
+    return deflt;
+}
+
 const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id)
 {
-    const char *value = *(char **) storage(&params[id]);
+    const struct param *p = &params[id];
+    if (KIND_ENUM == p->kind) {
+        return names_of(id)->name[mca_coll_adapt2_param_enum(id)];
+    }
+    const char *value = *(char **) storage(p);
     return value ? value : "";
 }
 
@@ -194,26 +303,6 @@ bool mca_coll_adapt2_use_previous(const char *algorithm)
     return algorithm && 0 == strcmp(algorithm, "previous");
 }
 
-int mca_coll_adapt2_checked_choice(const char *param, const char *value, const char *const names[],
-                                   int count)
-{
-    if (mca_coll_adapt2_use_previous(value)) {
-        return -1;
-    }
-    for (int i = 0; i < count; ++i) {
-        if (value && 0 == strcmp(value, names[i])) {
-            return i;
-        }
-    }
-    char known[128] = "known:";
-    for (int i = 0; i < count; ++i) {
-        snprintf(known + strlen(known), sizeof known - strlen(known), " %s,", names[i]);
-    }
-    snprintf(known + strlen(known), sizeof known - strlen(known), " previous");
-    mca_coll_adapt2_report_invalid(param, value, "auto", known);
-    return 0;
-}
-
 void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
                                 bool user_op)
 {
@@ -225,16 +314,8 @@ void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorith
 
 int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id)
 {
-    const char *name = params[id].name, *value = mca_coll_adapt2_param_string(id);
-    if (mca_coll_adapt2_use_previous(value)) {
-        return ADAPT2_ALG_AUTO; /* the caller decided already; a tree is still needed */
-    }
-    int alg = mca_coll_adapt2_engine_algorithm_from_name(value ? value : "auto");
-    if (alg >= 0) {
-        return alg;
-    }
-    char why[160];
-    snprintf(why, sizeof why, "known: %s, previous", mca_coll_adapt2_engine_algorithm_names());
-    mca_coll_adapt2_report_invalid(name, value, "auto", why);
-    return ADAPT2_ALG_AUTO;
+    /* previous: the call's facts say so (plan_call hands the call on); auto
+     * stands in, as a tree is still needed */
+    int alg = mca_coll_adapt2_param_enum(id);
+    return mca_coll_adapt2_use_previous(names_of(id)->name[alg]) ? 0 : alg;
 }

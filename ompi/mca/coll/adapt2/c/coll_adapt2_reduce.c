@@ -102,9 +102,7 @@ typedef struct reduction_call {
 /* auto, tree, ring or recursive_doubling (previous: the facts say so). */
 static int allreduce_algorithm(void)
 {
-    static const char *const names[] = {"auto", "tree", "ring", "recursive_doubling"}; /* adapt2_allreduce_algorithm_t */
-    int a = mca_coll_adapt2_checked_choice("allreduce_algorithm", ADAPT2_STRING(allreduce_algorithm), names, 4);
-    return a < 0 ? ADAPT2_ALLREDUCE_AUTO : a;
+    return mca_coll_adapt2_checked_algorithm(ADAPT2_P_allreduce_algorithm);
 }
 
 static const char *algorithm_of(bool all)

@@ -43,9 +43,7 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
                            const char **why)
 {
     const int size = ompi_comm_size(comm);
-    static const char *const algorithms[] = {"auto", "ring", "bruck"}; /* adapt2_allgather_algorithm_t */
     const char *value = ADAPT2_STRING(allgather_algorithm);
-    const int algorithm = mca_coll_adapt2_checked_choice("allgather_algorithm", value, algorithms, 3);
     if ((long) rcount * size > INT_MAX) {
         *why = "the receive buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
@@ -59,7 +57,7 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     call.collective = ADAPT2_COLL_ALLGATHER;
     call.in_place = MPI_IN_PLACE == sbuf;
     ring_settings(&call, ADAPT2_P_allgather_segment_size);
-    call.settings.algorithm = algorithm < 0 ? ADAPT2_ALLGATHER_AUTO : algorithm;
+    call.settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_allgather_algorithm);
     mca_coll_adapt2_call_facts(&call.facts, value, blocking, false);
     call.settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
     int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
@@ -91,9 +89,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 {
     const int size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    static const char *const algorithms[] = {"auto", "ring", "recursive_halving"}; /* adapt2_reduce_scatter_algorithm_t */
     const char *value = ADAPT2_STRING(reduce_scatter_block_algorithm);
-    const int algorithm = mca_coll_adapt2_checked_choice("reduce_scatter_block_algorithm", value, algorithms, 3);
     if ((long) rcount * size > INT_MAX) {
         *why = "the send buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
@@ -112,7 +108,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
     call.in_place = in_place;
     ring_settings(&call, ADAPT2_P_reduce_scatter_block_segment_size);
-    call.settings.algorithm = algorithm < 0 ? ADAPT2_REDUCE_SCATTER_AUTO : algorithm;
+    call.settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_reduce_scatter_block_algorithm);
     call.settings.halving_max_bytes = (size_t) ADAPT2_LONG(reduce_scatter_block_halving_max_bytes);
     mca_coll_adapt2_reduction_of(req, &call.reduction);
     mca_coll_adapt2_call_facts(&call.facts, value, blocking, !ompi_op_is_intrinsic(op));

@@ -2,29 +2,36 @@
 // into Open MPI: every exception becomes an error code here.
 #include <new>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "../adapt2_bridge.h"
 #include "bcast_flow.h"
 #include "collectives.h"
 #include "schedule.h"
 #include "counters.h"
+#include "param_defaults.h"
 #include "trace.h"
 
 namespace {
 constexpr int kErrNoMemory = -2;  // OMPI_ERR_OUT_OF_RESOURCE
 constexpr int kErrBadParam = -5;  // OMPI_ERR_BAD_PARAM
 
-struct AlgorithmName {
-    int algorithm;
-    const char *name;
-};
-constexpr AlgorithmName kAlgorithms[] = {
-    {ADAPT2_ALG_AUTO, "auto"},         {ADAPT2_ALG_BINOMIAL, "binomial"},
-    {ADAPT2_ALG_IN_ORDER_BINOMIAL, "in_order_binomial"},
-    {ADAPT2_ALG_BINARY, "binary"},     {ADAPT2_ALG_KARY, "kary"},
-    {ADAPT2_ALG_KNOMIAL, "knomial"},   {ADAPT2_ALG_CHAIN, "chain"},
-    {ADAPT2_ALG_PIPELINE, "pipeline"}, {ADAPT2_ALG_FLAT, "flat"},
-};
+// The tree names are params.def's (ADAPT2_TREE_NAMES: the names of
+// coll_adapt2_bcast_algorithm), in adapt2_algorithm_t's order, then `previous`.
+constexpr int count_names(const char *list) {
+    int n = 1;
+    for (; *list; ++list) n += *list == ',';
+    return n;
+}
+static_assert(count_names(adapt2::defaults::bcast_algorithm_names) == ADAPT2_ALG_COUNT + 1,
+              "params.def's tree names: one per adapt2_algorithm_t, then previous");
+
+std::string_view nth_name(const char *list, int n) {
+    std::string_view rest(list);
+    for (; n > 0 && rest.find(',') != std::string_view::npos; --n) rest.remove_prefix(rest.find(',') + 1);
+    return n > 0 ? std::string_view() : rest.substr(0, rest.find(','));
+}
 }  // namespace
 
 // Runs an engine entry point, turning C++ exceptions into error codes.
@@ -41,23 +48,16 @@ static int guarded(Start start) {
 
 extern "C" {
 
-int mca_coll_adapt2_engine_algorithm_from_name(const char *name) {
-    if (!name) return -1;
-    for (const auto &a : kAlgorithms) {
-        if (std::string(a.name) == name) return a.algorithm;
-    }
-    return -1;
-}
-
 const char *mca_coll_adapt2_engine_algorithm_name(int algorithm) {
-    for (const auto &a : kAlgorithms) {
-        if (a.algorithm == algorithm) return a.name;
-    }
-    return "unknown";
-}
-
-const char *mca_coll_adapt2_engine_algorithm_names(void) {
-    return "auto, binomial, in_order_binomial, binary, kary, knomial, chain, pipeline, flat";
+    // The names as C strings, cut once from the list.
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (int a = 0; a < ADAPT2_ALG_COUNT; ++a) {
+            out.emplace_back(nth_name(adapt2::defaults::bcast_algorithm_names, a));
+        }
+        return out;
+    }();
+    return algorithm >= 0 && algorithm < ADAPT2_ALG_COUNT ? names[algorithm].c_str() : "unknown";
 }
 
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {

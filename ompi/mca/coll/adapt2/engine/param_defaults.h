@@ -11,15 +11,20 @@
 
 namespace adapt2::defaults {
 
-#define ADAPT2_DEFAULT_INT(name, value) constexpr long name = value;
-#define ADAPT2_DEFAULT_LONG(name, value) constexpr long name = value;
-#define ADAPT2_DEFAULT_STRING(name, value) constexpr const char *name = value;
-#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) ADAPT2_DEFAULT_##TYPE(name, deflt)
+// An ENUM's valid names come too, as defaults::<name>_names.
+#define ADAPT2_DEFAULT_INT(name, value, min) constexpr long name = value;
+#define ADAPT2_DEFAULT_LONG(name, value, min) constexpr long name = value;
+#define ADAPT2_DEFAULT_STRING(name, value, min) constexpr const char *name = value;
+#define ADAPT2_DEFAULT_ENUM(name, value, names) \
+    constexpr const char *name = value;         \
+    constexpr const char *name##_names = names;
+#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) ADAPT2_DEFAULT_##TYPE(name, deflt, min)
 #include "../params.def"
 #undef ADAPT2_PARAM
 #undef ADAPT2_DEFAULT_INT
 #undef ADAPT2_DEFAULT_LONG
 #undef ADAPT2_DEFAULT_STRING
+#undef ADAPT2_DEFAULT_ENUM
 
 // A tree's settings as a user gets them by default (mca_coll_adapt2_tree_settings
 // with no MCA variable set), with the collective's `segment_size`: a
