@@ -82,16 +82,20 @@ struct Case {
     int recv_window = 4, send_window = 2;
     bool strided = false, in_place = false, reproducible = false, ring = false, recdoubling = false;
     bool three_buffer = false;  // the op has a three-buffer combine (sum only)
+    bool mixed = false;         // with strided: only odd ranks' buffers are (the same data,
+                                // other layouts: MPI allows it; every rank must run the same algorithm)
     size_t pool_max = 1 << 20;
     NetworkOptions net;
+
+    bool strided_at(int r) const { return strided && (!mixed || r % 2 == 1); }
 
     std::string str() const {
         char b[300];
         std::snprintf(b, sizeof b,
-                      "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d inplace=%d "
+                      "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d%s inplace=%d "
                       "repro=%d 3buf=%d pool=%zu order=%d overtake=%d seed=%llu",
                       allreduce ? (ring ? "ring allreduce" : recdoubling ? "recdoubling allreduce" : "allreduce") : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
-                      segment, recv_window, send_window, strided, in_place, reproducible, three_buffer, pool_max,
+                      segment, recv_window, send_window, strided, mixed ? " (odd ranks)" : "", in_place, reproducible, three_buffer, pool_max,
                       static_cast<int>(net.order), net.overtake_pending,
                       static_cast<unsigned long long>(net.seed));
         return b;
@@ -139,7 +143,7 @@ std::vector<char> run_case(const Case &c) {
         auto &dst = own_in_recv ? k.recv : k.send;
         for (size_t e = 0; e < c.elems; ++e) {
             contribution(c.kind, r, e, v.data());
-            for (size_t b = 0; b < u; ++b) packed_at(dst, c.strided, e * u + b) = v[b];
+            for (size_t b = 0; b < u; ++b) packed_at(dst, c.strided_at(r), e * u + b) = v[b];
         }
         k.send_s.base = k.send.data();
         k.recv_s.base = k.recv.data();
@@ -153,7 +157,7 @@ std::vector<char> run_case(const Case &c) {
     for (int r : entry_order(c.p, c.net.seed * 13 + 5)) {
         Rank &k = ranks[r];
         auto buf = [&](std::vector<char> &m, Strided &s) {
-            return c.strided ? strided_buffer(&s, bytes) : contiguous_buffer(m.data(), bytes);
+            return c.strided_at(r) ? strided_buffer(&s, bytes) : contiguous_buffer(m.data(), bytes);
         };
         adapt2_buffer_t own = buf(k.send, k.send_s), result = buf(k.recv, k.recv_s);
         adapt2_reduction_t op{u, c.kind != Kind::matmul, &k.ops,
@@ -185,10 +189,10 @@ std::vector<char> run_case(const Case &c) {
         if (world.comm(r).pool().bytes_lent() != 0) fail_msg("%s: rank %d kept buffers", c.str().c_str(), r);
         if (!c.allreduce && r != c.root) continue;
         std::vector<char> got(bytes);
-        for (size_t i = 0; i < bytes; ++i) got[i] = packed_at(k.recv, c.strided, i);
+        for (size_t i = 0; i < bytes; ++i) got[i] = packed_at(k.recv, c.strided_at(r), i);
         bool exact = c.kind != Kind::fsum;  // float sums depend on the combine order
         if (exact && got != want) fail_msg("%s: rank %d: wrong result", c.str().c_str(), r);
-        if (c.strided) {
+        if (c.strided_at(r)) {
             for (size_t i = 0; i < bytes; ++i) {
                 if (k.recv[2 * i + 1] != 0x22) fail_msg("%s: rank %d: hole %zu written", c.str().c_str(), r, i);
             }
@@ -215,7 +219,7 @@ std::vector<char> run_case(const Case &c) {
     // does (the others adopt a buffer as the accumulator).
     if (c.three_buffer && !c.allreduce) {
         for (int r = 0; r < c.p; ++r) {
-            bool pairs = r == c.root && !c.in_place && !c.strided && !c.reproducible && c.p > 1;
+            bool pairs = r == c.root && !c.in_place && !c.strided_at(r) && !c.reproducible && c.p > 1;
             long want3 = pairs ? nseg : 0;
             if (ranks[r].ops.combines3 != want3)
                 fail_msg("%s: rank %d combined %ld times into a third buffer, expected %ld", c.str().c_str(), r,
@@ -352,20 +356,32 @@ void test_pool_cap(void **) {
     }
 }
 
+// Layouts of a rank's buffers: contiguous, strided, strided on odd ranks only.
+enum class Layout { contiguous, strided, mixed };
+constexpr Layout kLayouts[] = {Layout::contiguous, Layout::strided, Layout::mixed};
+void set_layout(Case *c, Layout l) {
+    c->strided = l != Layout::contiguous;
+    c->mixed = l == Layout::mixed;
+}
+
 // The ring: any p, fewer elements than ranks (empty blocks), segments
-// smaller than a block, windows, in place; every rank gets the serial sum.
+// smaller than a block, windows, in place, every layout (non-contiguous
+// buffers are staged); every rank gets the serial sum.
 void test_ring_allreduce(void **) {
     long runs = 0;
     for (int p : {2, 3, 4, 7, 9}) {
         for (size_t elems : {1, 5, 64, 301}) {
             for (size_t seg : {size_t{0}, size_t{8}, size_t{64}}) {
                 for (auto net : completion_orders(2)) {
-                    Case c;
-                    c.allreduce = c.ring = true, c.p = p, c.elems = elems, c.segment = seg, c.net = net;
-                    c.recv_window = seg == 8 ? 1 : 4, c.send_window = seg == 8 ? 1 : 3;
-                    c.in_place = elems == 64;
-                    run_case(c);
-                    ++runs;
+                    for (Layout layout : kLayouts) {
+                        Case c;
+                        c.allreduce = c.ring = true, c.p = p, c.elems = elems, c.segment = seg, c.net = net;
+                        c.recv_window = seg == 8 ? 1 : 4, c.send_window = seg == 8 ? 1 : 3;
+                        c.in_place = elems == 64;
+                        set_layout(&c, layout);
+                        run_case(c);
+                        ++runs;
+                    }
                 }
             }
         }
@@ -374,16 +390,19 @@ void test_ring_allreduce(void **) {
 }
 
 // Recursive doubling: every p (pre/post steps when p is not a power of two),
-// non-commutative ops in rank order, in place.
+// non-commutative ops in rank order, in place, every layout.
 void test_recursive_doubling(void **) {
     for (Kind kind : {Kind::sum, Kind::matmul}) {
         for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
             for (size_t elems : {1, 33}) {
                 for (auto net : completion_orders(2)) {
-                    Case c;
-                    c.allreduce = c.recdoubling = true, c.kind = kind, c.p = p, c.elems = elems, c.net = net;
-                    c.in_place = p % 2 == 1;
-                    run_case(c);
+                    for (Layout layout : kLayouts) {
+                        Case c;
+                        c.allreduce = c.recdoubling = true, c.kind = kind, c.p = p, c.elems = elems, c.net = net;
+                        c.in_place = p % 2 == 1;
+                        set_layout(&c, layout);
+                        run_case(c);
+                    }
                 }
             }
         }

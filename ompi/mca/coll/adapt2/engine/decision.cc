@@ -145,17 +145,17 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
 // elsewhere; recursive doubling below recdoubling_max_bytes (0 by default:
 // with more ranks than cores the tree, which leaves leaves idle, was faster).
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes,
-                                              int comm_size, bool commutative, bool contiguous, const char **rule) {
+                                              int comm_size, bool commutative, const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
-    const bool can_ring = commutative && contiguous && comm_size > 1;
+    const bool can_ring = commutative && comm_size > 1;
     switch (s.algorithm) {
     case ADAPT2_ALLREDUCE_RING:
-        why = can_ring ? "allreduce_algorithm forces the ring" : "ring forced, but it needs a commutative op and contiguous buffers: tree";
+        why = can_ring ? "allreduce_algorithm forces the ring" : "ring forced, but it needs a commutative op: tree";
         return can_ring ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE;
     case ADAPT2_ALLREDUCE_RECDOUBLING:
-        why = contiguous ? "allreduce_algorithm forces recursive doubling" : "recursive doubling forced, but it needs contiguous buffers: tree";
-        return contiguous ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
+        why = "allreduce_algorithm forces recursive doubling";
+        return ADAPT2_ALLREDUCE_RECDOUBLING;
     case ADAPT2_ALLREDUCE_TREE: why = "allreduce_algorithm forces the tree"; return ADAPT2_ALLREDUCE_TREE;
     default: break;
     }
@@ -164,7 +164,7 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     why = "auto, across nodes: the multi-level tree crosses each slow link once per segment";
     if (s.tree.topology) return ADAPT2_ALLREDUCE_TREE;
     why = "auto, below allreduce_recdoubling_max_bytes: recursive doubling";
-    if (contiguous && bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
+    if (bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
     why = "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring";
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     why = "auto: the fused tree";

@@ -57,8 +57,6 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int 
 // gives the serial order), whatever shape was asked for.
 BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative, int nodes = 1);
 
-// Allreduce: recursive doubling and the ring need contiguous buffers, the
-// ring a commutative op; the fused tree takes everything.
 // Allgather of p blocks, `all_bytes` in all: forced, or auto: Bruck's log2(p)
 // exchanges below settings.bruck_max_bytes, the ring from there.
 adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &settings, size_t all_bytes,
@@ -72,10 +70,14 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &sett
 adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settings_t &settings, size_t block_bytes,
                                                         bool commutative, const char **rule = nullptr);
 
+// Allreduce: the ring needs a commutative op; the fused tree and recursive
+// doubling take every op. Nothing a rank alone knows (its buffers' layout or
+// memory) may enter: every rank must pick the same algorithm, and ranks may
+// describe the same data with different datatypes (non-contiguous buffers
+// are staged through the pool).
 // `rule` (optional) receives which rule chose it.
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes,
-                                              int comm_size, bool commutative, bool contiguous,
-                                              const char **rule = nullptr);
+                                              int comm_size, bool commutative, const char **rule = nullptr);
 
 // The tree a forced algorithm stands for (algorithm must not be AUTO).
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &settings);

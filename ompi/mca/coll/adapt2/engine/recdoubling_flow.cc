@@ -13,11 +13,20 @@ RecDoublingFlow::RecDoublingFlow(Schedule &schedule, int id, const RecDoublingAr
       tag_(a.tag),
       result_(a.result),
       bytes_(a.bytes),
+      staged_(a.result == nullptr && a.bytes > 0),
+      stage_out_(a.stage_out),
       op_(a.op),
       pool_(pool) {
-    if (a.own && a.own != result_) std::memcpy(result_, a.own, bytes_);
     plan();
-    if (!exchanges_.empty() && bytes_ > 0) tmp_ = pool_.borrow(bytes_, 1, 1);
+    // tmp_[0]: the partner's data; tmp_[1]: the accumulator when staged
+    if (bytes_ > 0 && (staged_ || !exchanges_.empty())) tmp_ = pool_.borrow(bytes_, staged_ ? 2 : 1, staged_ ? 2 : 1);
+    if (staged_) {
+        result_ = tmp_[1];
+        int rc = copy_into_work(a.stage_in, result_);
+        if (rc != 0) schedule_.fail_conversion(rc, "packing into recursive doubling's buffer", 0, bytes_);
+    } else if (a.own && a.own != result_) {
+        std::memcpy(result_, a.own, bytes_);
+    }
 }
 
 void RecDoublingFlow::plan() {
@@ -41,13 +50,21 @@ void RecDoublingFlow::plan() {
 }
 
 void RecDoublingFlow::start() {
-    if (!exchanges_.empty()) begin(0);
+    begin(0);
+}
+
+// The result, final: out of the staging buffer into the user's.
+void RecDoublingFlow::unstage() {
+    if (!staged_ || schedule_.failed()) return;
+    int rc = copy_to_user(stage_out_, 0, result_, bytes_);
+    if (rc != 0) schedule_.fail_conversion(rc, "unpacking recursive doubling's result", 0, bytes_);
 }
 
 // One tag: between two ranks the messages of each direction follow one
 // another, never two in flight at once.
 void RecDoublingFlow::begin(size_t index) {
     current_ = index;
+    if (current_ >= exchanges_.size()) unstage();
     if (current_ >= exchanges_.size() || schedule_.failed()) return;
     const Exchange &x = exchanges_[current_];
     waiting_ = (x.send ? 1 : 0) + (x.recv ? 1 : 0);
@@ -83,6 +100,7 @@ void RecDoublingFlow::fold_with(int partner) {
 
 void RecDoublingFlow::finish() {
     if (!tmp_.empty()) pool_.give_back(bytes_, tmp_);
+    tmp_.clear();
 }
 
 }  // namespace adapt2

@@ -8,7 +8,8 @@
 // result equals the left-to-right order of ranks (non-commutative ops work)
 // and does not depend on arrival order. Step k+1 starts once step k's
 // receive has arrived and its send has completed (the accumulator is the
-// send buffer). Contiguous buffers only.
+// send buffer). Non-contiguous buffers are staged: the contribution is packed
+// into a pool buffer at the start, and the result unpacked at the end.
 #ifndef ADAPT2_ENGINE_RECDOUBLING_FLOW_H
 #define ADAPT2_ENGINE_RECDOUBLING_FLOW_H
 
@@ -16,6 +17,7 @@
 
 #include "buffer_pool.h"
 #include "flow.h"
+#include "ring_flow.h"
 #include "user_data.h"
 
 namespace adapt2 {
@@ -25,9 +27,12 @@ struct RecDoublingArgs {
     int size = 1;
     int tag = 0;                // first of tags_needed() tags, counting down
     const char *own = nullptr;  // contiguous contribution (nullptr: in place in result)
-    char *result = nullptr;     // contiguous, every rank
+    char *result = nullptr;     // contiguous, every rank; nullptr: staged (below)
     size_t bytes = 0;
     adapt2_reduction_t op{};
+    // Staged (result is nullptr): the contribution packed from `stage_in`,
+    // the result unpacked into `stage_out` once the last exchange is over.
+    RingCopy stage_in, stage_out;
 };
 
 class RecDoublingFlow final : public Flow {
@@ -54,10 +59,13 @@ private:
     void plan();
     void begin(size_t index);
     void fold_with(int partner);
+    void unstage();
 
     int rank_, size_, tag_;
     char *result_;
     size_t bytes_;
+    bool staged_;
+    RingCopy stage_out_;
     adapt2_reduction_t op_;
     BufferPool &pool_;
     std::vector<char *> tmp_;        // the partner's data

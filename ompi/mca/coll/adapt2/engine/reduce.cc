@@ -115,20 +115,27 @@ int allreduce_tags(const adapt2_allreduce_settings_t &s) {
 // being reduced.
 namespace {
 
-// The ring works in the result buffer: both buffers must be contiguous. Its
-// two phases, reduce-scatter then allgather, run in one flow.
+// The ring works in the result buffer where it is contiguous, else in a
+// pool buffer that it fills from the user's data and delivers from. Its two
+// phases, reduce-scatter then allgather, run in one flow.
 void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
               bool in_place, const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &s) {
     RingArgs a;
     a.rank = comm.rank();
     a.size = comm.size();
     a.tag = tag;
-    a.work = result.contig;
     a.bytes = result.bytes;
     a.unit = op.unit_bytes;
     a.op = op;
-    a.fill = !in_place;
-    a.fill_from = {own, 0, 0, own.bytes};
+    a.work = result.contig;
+    if (!a.work && a.bytes > 0) {
+        a.work = comm.pool().borrow(a.bytes, 1, 1).front();
+        a.work_borrowed = true;
+        a.deliver = true;
+        a.deliver_to = {result, 0, 0, a.bytes};
+    }
+    a.fill = !(in_place && a.work == result.contig);
+    a.fill_from = {in_place ? result : own, 0, 0, a.bytes};
     // auto: one message per block, measured fastest here (docs/design.md); a forced
     // ring pipelines blocks in segments of the allreduce segment size.
     a.segment_bytes = s.algorithm == ADAPT2_ALLREDUCE_RING ? s.tree.segment_size : 0;
@@ -137,19 +144,31 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     schedule.add_flow<RingFlow>(a, comm.pool());
 }
 
+// Recursive doubling in the result buffer where both are contiguous, else
+// staged through the pool.
+void add_recdoubling(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                     bool in_place, const adapt2_reduction_t &op, int tag) {
+    RecDoublingArgs a{comm.rank(), comm.size(), tag, in_place ? nullptr : own.contig, result.contig, result.bytes,
+                      op, {}, {}};
+    if (!result.contig || (!in_place && !own.contig)) {
+        a.own = a.result = nullptr;
+        a.stage_in = {in_place ? result : own, 0, 0, result.bytes};
+        a.stage_out = {result, 0, 0, result.bytes};
+    }
+    schedule.add_flow<RecDoublingFlow>(a, comm.pool());
+}
+
 }  // namespace
 
 int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                     bool in_place, const adapt2_reduction_t &op, int tag,
                     const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx,
                     DoneFn finished) {
-    // Device buffers take the tree (the C layer makes every rank pick it
-    // while device support is on, so that ranks with host buffers agree).
+    // Device buffers take the tree (plan_call makes every rank pick it while
+    // device support is on, so that ranks with host buffers agree).
     const bool on_device = result.on_device || (!in_place && own.on_device);
-    const bool contiguous = result.contig && (in_place || own.contig) && !on_device;
     const char *rule = "";
-    const auto algorithm =
-        choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, contiguous, &rule);
+    const auto algorithm = choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, &rule);
     if (algorithm != ADAPT2_ALLREDUCE_TREE) {
         if (comm.logs(20)) {
             comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
@@ -160,9 +179,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
             add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
         } else {
-            RecDoublingArgs a{comm.rank(), comm.size(), tag, in_place ? nullptr : own.contig, result.contig,
-                              result.bytes, op};
-            schedule->add_flow<RecDoublingFlow>(a, comm.pool());
+            add_recdoubling(*schedule, comm, own, result, in_place, op, tag);
         }
         count(Counter::allreduce_calls, 1);
         schedule->start();

@@ -70,7 +70,7 @@ RingFlow::Piece RingFlow::piece(int m, bool to_right) const {
     return {whole.offset + lo, hi - lo};
 }
 
-bool RingFlow::final_combine(int m) const { return ag_steps_ == 0 && m / k_ == rs_steps_ - 1; }
+bool RingFlow::final_combine(int m) const { return m / k_ == rs_steps_ - 1; }
 
 int copy_into_work(const RingCopy &c, char *work) {
     if (c.bytes == 0) return 0;

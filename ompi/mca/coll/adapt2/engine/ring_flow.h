@@ -84,7 +84,7 @@ private:
     Piece block(int b) const;
     Piece piece(int message, bool to_right) const;
     bool in_reduce_scatter(int message) const { return message < rs_steps_ * k_; }
-    // The last reduce-scatter step of a flow that stops there: its combines are final.
+    // The last reduce-scatter step: its combines make this rank's own block final.
     bool final_combine(int message) const;
     void fill();
     void deliver(const Piece &p);
