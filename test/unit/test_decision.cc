@@ -12,6 +12,39 @@ using namespace adapt2;
 
 namespace {
 
+// A communicator of 4 ranks on one node.
+const CallShape kShape{4, 1};
+
+// The algorithm plan_call picks for an allgather of `all_bytes` (all p
+// blocks together) with these settings, and (rule) the rule that did.
+int allgather_plan(const adapt2_call_settings_t &s, size_t all_bytes, const char **rule = nullptr) {
+    adapt2_call_t c{};
+    c.collective = ADAPT2_COLL_ALLGATHER;
+    c.settings = s;
+    c.recv.bytes = all_bytes;
+    const CallPlan p = plan_call(c, kShape);
+    if (rule) *rule = p.algorithm_rule;
+    return p.algorithm;
+}
+
+// ... for a reduce_scatter_block of blocks of `block_bytes`.
+int reduce_scatter_plan(const adapt2_call_settings_t &s, size_t block_bytes, bool commutative,
+                        const char **rule = nullptr) {
+    adapt2_call_t c{};
+    c.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
+    c.settings = s;
+    c.send.bytes = block_bytes * static_cast<size_t>(kShape.size);
+    c.reduction.unit_bytes = 1;
+    c.reduction.commutative = commutative;
+    const CallPlan p = plan_call(c, kShape);
+    if (rule) *rule = p.algorithm_rule;
+    return p.algorithm;
+}
+
+}  // namespace
+
+namespace {
+
 // The component's defaults (params.def), bcast's segment size; no detaching,
 // as the rules below were written for.
 adapt2_bcast_settings_t defaults() {
@@ -177,17 +210,15 @@ void test_allgather_rules(void **) {
     s.tree = defaults();
     s.bruck_max_bytes = 64 << 10;
     s.algorithm = ADAPT2_ALLGATHER_AUTO;
-    assert_int_equal(choose_allgather(s, 0), ADAPT2_ALLGATHER_BRUCK);
-    assert_int_equal(choose_allgather(s, (64 << 10) - 1), ADAPT2_ALLGATHER_BRUCK);
-    assert_int_equal(choose_allgather(s, 64 << 10), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, 0), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, (64 << 10) - 1), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, 64 << 10), ADAPT2_ALLGATHER_RING);
     s.algorithm = ADAPT2_ALLGATHER_RING;
-    assert_int_equal(choose_allgather(s, 8), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, 8), ADAPT2_ALLGATHER_RING);
     s.algorithm = ADAPT2_ALLGATHER_BRUCK;
-    assert_int_equal(choose_allgather(s, 1 << 30), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, 1 << 30), ADAPT2_ALLGATHER_BRUCK);
 }
 
-// Every rule names itself (coll_adapt2_verbose 20 prints it), and each
-// branch a different name: the name says which rule chose the plan.
 // A call of `collective` with the default tree settings, detaching allowed.
 adapt2_call_t plain_call(int collective, bool commutative = true) {
     adapt2_call_t call{};
@@ -207,47 +238,47 @@ void test_plan_call_rules(void **) {
     for (int c = 0; c < ADAPT2_COLL_COUNT; ++c) {  // `previous` wins for every collective
         adapt2_call_t call = plain_call(c);
         call.facts.previous = 1;
-        const CallPlan plan = plan_call(call);
+        const CallPlan plan = plan_call(call, kShape);
         assert_true(plan.previous);
         seen.insert(plan.rule);
     }
     // non-commutative ops: recursive halving and the in-order tree take them
-    CallPlan plan = plan_call(plain_call(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, false));
+    CallPlan plan = plan_call(plain_call(ADAPT2_COLL_REDUCE_SCATTER_BLOCK, false), kShape);
     assert_false(plan.previous);
-    assert_false(plan_call(plain_call(ADAPT2_COLL_REDUCE, false)).previous);
+    assert_false(plan_call(plain_call(ADAPT2_COLL_REDUCE, false), kShape).previous);
     for (int c : {ADAPT2_COLL_ALLGATHER, ADAPT2_COLL_REDUCE_SCATTER_BLOCK}) {
         adapt2_call_t call = plain_call(c);
         call.facts.device_support = 1;
-        plan = plan_call(call);
+        plan = plan_call(call, kShape);
         assert_true(plan.previous), seen.insert(plan.rule);
-        assert_false(plan_call(plain_call(c)).previous);
+        assert_false(plan_call(plain_call(c), kShape).previous);
     }
     // allreduce never detaches; with device support on it takes the tree
     adapt2_call_t all = plain_call(ADAPT2_COLL_ALLREDUCE);
     all.facts.blocking = 1;
-    plan = plan_call(all);
+    plan = plan_call(all, kShape);
     assert_false(plan.previous);
     assert_int_equal(plan.settings.tree.detach_max_message, 0);
     assert_int_equal(plan.settings.algorithm, ADAPT2_ALLREDUCE_AUTO);
     assert_false(plan.grace), seen.insert(plan.rule);
     all.facts.device_support = 1;
     all.settings.algorithm = ADAPT2_ALLREDUCE_RING;
-    plan = plan_call(all);
+    plan = plan_call(all, kShape);
     assert_int_equal(plan.settings.algorithm, ADAPT2_ALLREDUCE_TREE), seen.insert(plan.rule);
     // a user op is never called after the reduce returned
     adapt2_call_t red = plain_call(ADAPT2_COLL_REDUCE);
     red.facts.user_op = 1;
-    plan = plan_call(red);
+    plan = plan_call(red, kShape);
     assert_int_equal(plan.settings.tree.detach_max_message, 0), seen.insert(plan.rule);
     // blocking bcast and reduce get a grace period and detach as set; others don't
     for (int c : {ADAPT2_COLL_BCAST, ADAPT2_COLL_REDUCE}) {
         adapt2_call_t call = plain_call(c);
         call.facts.blocking = 1;
-        plan = plan_call(call);
+        plan = plan_call(call, kShape);
         assert_true(plan.grace && plan.settings.tree.blocking);
         assert_int_equal(plan.settings.tree.detach_max_message, 1 << 20), seen.insert(plan.rule);
         call.facts.blocking = 0;
-        plan = plan_call(call);
+        plan = plan_call(call, kShape);
         assert_false(plan.grace || plan.settings.tree.blocking);
     }
     // every rule reached, each named in kCallRules
@@ -255,6 +286,49 @@ void test_plan_call_rules(void **) {
     for (int i = 0; i < kCallRuleCount; ++i) assert_true(seen.count(kCallRules[i]));
 }
 
+// plan_call returns the collective's part too: the tree and segments of a
+// bcast or reduce, the algorithm of the others (with its rule), as the
+// collective's own rules give them for the call's sizes and the shape.
+void test_plan_call_plans_the_collective(void **) {
+    adapt2_call_t b = plain_call(ADAPT2_COLL_BCAST);
+    b.recv.bytes = 16 << 20;
+    for (CallShape shape : {CallShape{4, 1}, CallShape{64, 1}}) {
+        const CallPlan p = plan_call(b, shape);
+        const BcastPlan want = plan_bcast(b.settings.tree, b.recv.bytes, shape.size, shape.nodes);
+        assert_true(p.tree.tree.shape == want.tree.shape);
+        assert_int_equal(p.tree.segment_bytes, want.segment_bytes);
+        assert_string_equal(p.tree.rule, want.rule);
+    }
+    adapt2_call_t r = plain_call(ADAPT2_COLL_REDUCE, false);
+    r.send.bytes = r.recv.bytes = 4 << 20;
+    assert_true(plan_call(r, kShape).tree.tree.shape == TreeShape::in_order_binomial);
+    adapt2_call_t a = plain_call(ADAPT2_COLL_ALLREDUCE);
+    a.settings.ring_min_bytes = 256 << 10, a.settings.ring_max_bytes = 8 << 20;
+    a.send.bytes = a.recv.bytes = 1 << 20;
+    CallPlan p = plan_call(a, kShape);
+    assert_int_equal(p.algorithm, ADAPT2_ALLREDUCE_RING);
+    assert_string_equal(p.algorithm_rule, "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring");
+    a.facts.device_support = 1;  // the tree, planned
+    p = plan_call(a, kShape);
+    assert_int_equal(p.algorithm, ADAPT2_ALLREDUCE_TREE);
+    assert_true(p.tree.rule && *p.tree.rule);
+    adapt2_call_t g = plain_call(ADAPT2_COLL_ALLGATHER);
+    g.settings.bruck_max_bytes = 64 << 10;
+    g.recv.bytes = 4 * 1000;
+    assert_int_equal(plan_call(g, kShape).algorithm, ADAPT2_ALLGATHER_BRUCK);
+    g.recv.bytes = 4 * 100000;
+    assert_int_equal(plan_call(g, kShape).algorithm, ADAPT2_ALLGATHER_RING);
+    adapt2_call_t s = plain_call(ADAPT2_COLL_REDUCE_SCATTER_BLOCK);
+    s.settings.halving_max_bytes = 1 << 20;
+    s.send.bytes = 4 * (2 << 20);  // blocks of 2 MiB at p = 4
+    assert_int_equal(plan_call(s, kShape).algorithm, ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(plan_call(s, CallShape{16, 1}).algorithm, ADAPT2_REDUCE_SCATTER_HALVING);  // 512 KiB
+    s.reduction.commutative = 0;
+    assert_int_equal(plan_call(s, kShape).algorithm, ADAPT2_REDUCE_SCATTER_HALVING);
+}
+
+// Every rule names itself (coll_adapt2_verbose 20 prints it), and each
+// branch a different name: the name says which rule chose the plan.
 void test_every_rule_is_named(void **) {
     std::set<std::string> names;
     auto name = [&](const char *rule, const char *what) {
@@ -297,9 +371,9 @@ void test_every_rule_is_named(void **) {
     assert_int_equal(names.size(), tree_rules + 8);
     for (int algorithm : {ADAPT2_ALLGATHER_AUTO, ADAPT2_ALLGATHER_RING}) {
         a.algorithm = algorithm;
-        choose_allgather(a, 4, &rule), name(rule, "allgather");
+        allgather_plan(a, 4, &rule), name(rule, "allgather");
         a.bruck_max_bytes = 1 << 20;
-        choose_allgather(a, 4, &rule), name(rule, "allgather");
+        allgather_plan(a, 4, &rule), name(rule, "allgather");
     }
     assert_int_equal(names.size(), tree_rules + 11);
     adapt2_call_settings_t r{};
@@ -307,8 +381,8 @@ void test_every_rule_is_named(void **) {
     for (int algorithm : {ADAPT2_REDUCE_SCATTER_AUTO, ADAPT2_REDUCE_SCATTER_RING, ADAPT2_REDUCE_SCATTER_HALVING}) {
         r.algorithm = algorithm;
         for (size_t bytes : {size_t{64}, size_t{1} << 20}) {
-            choose_reduce_scatter(r, bytes, true, &rule), name(rule, "reduce_scatter");
-            choose_reduce_scatter(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
+            reduce_scatter_plan(r, bytes, true, &rule), name(rule, "reduce_scatter");
+            reduce_scatter_plan(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
         }
     }
     assert_int_equal(names.size(), tree_rules + 16);
@@ -319,16 +393,16 @@ void test_every_rule_is_named(void **) {
 void test_reduce_scatter_rules(void **) {
     adapt2_call_settings_t s{};
     s.halving_max_bytes = 1 << 16;
-    assert_int_equal(choose_reduce_scatter(s, (1 << 16) - 1, true), ADAPT2_REDUCE_SCATTER_HALVING);
-    assert_int_equal(choose_reduce_scatter(s, 1 << 16, true), ADAPT2_REDUCE_SCATTER_RING);
-    assert_int_equal(choose_reduce_scatter(s, 1 << 24, false), ADAPT2_REDUCE_SCATTER_HALVING);
+    assert_int_equal(reduce_scatter_plan(s, (1 << 16) - 1, true), ADAPT2_REDUCE_SCATTER_HALVING);
+    assert_int_equal(reduce_scatter_plan(s, 1 << 16, true), ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(reduce_scatter_plan(s, 1 << 24, false), ADAPT2_REDUCE_SCATTER_HALVING);
     s.algorithm = ADAPT2_REDUCE_SCATTER_RING;
-    assert_int_equal(choose_reduce_scatter(s, 64, true), ADAPT2_REDUCE_SCATTER_RING);
-    assert_int_equal(choose_reduce_scatter(s, 64, false), ADAPT2_REDUCE_SCATTER_HALVING);
+    assert_int_equal(reduce_scatter_plan(s, 64, true), ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(reduce_scatter_plan(s, 64, false), ADAPT2_REDUCE_SCATTER_HALVING);
     s.algorithm = ADAPT2_REDUCE_SCATTER_HALVING;
-    assert_int_equal(choose_reduce_scatter(s, 1 << 24, true), ADAPT2_REDUCE_SCATTER_HALVING);
+    assert_int_equal(reduce_scatter_plan(s, 1 << 24, true), ADAPT2_REDUCE_SCATTER_HALVING);
     s.algorithm = ADAPT2_REDUCE_SCATTER_AUTO, s.halving_max_bytes = 0;
-    assert_int_equal(choose_reduce_scatter(s, 1, true), ADAPT2_REDUCE_SCATTER_RING);
+    assert_int_equal(reduce_scatter_plan(s, 1, true), ADAPT2_REDUCE_SCATTER_RING);
 }
 
 }  // namespace
@@ -345,6 +419,7 @@ int main() {
         cmocka_unit_test(test_allgather_rules),
         cmocka_unit_test(test_reduce_scatter_rules),
         cmocka_unit_test(test_plan_call_rules),
+        cmocka_unit_test(test_plan_call_plans_the_collective),
         cmocka_unit_test(test_every_rule_is_named),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);

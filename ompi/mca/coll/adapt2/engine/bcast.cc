@@ -7,9 +7,9 @@
 
 namespace adapt2 {
 
-int bcast_tags(const adapt2_bcast_settings_t &settings, size_t bytes, int comm_size) {
-    BcastPlan plan = plan_bcast(settings, bytes, comm_size);  // segments do not depend on the nodes
-    return call_tags(settings, Segments(bytes, plan.segment_bytes), bytes);
+int tags_of_bcast(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
+    const size_t bytes = call.recv.bytes;
+    return call_tags(call.settings.tree, Segments(bytes, plan.tree.segment_bytes), bytes);
 }
 
 BufferPool *staging_pool(Comm &comm, bool on_device, int *error) {
@@ -19,13 +19,16 @@ BufferPool *staging_pool(Comm &comm, bool on_device, int *error) {
     return device ? &device->pinned_pool() : nullptr;
 }
 
-int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
-                const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
-                Grace **grace) {
+int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
+    const adapt2_buffer_t &data = call.recv;
+    const adapt2_bcast_settings_t &settings = call.settings.tree;
+    const BcastPlan &plan = planned.tree;
+    const int root = call.root;
+    Grace **grace = reinterpret_cast<Grace **>(call.grace);
+    if (root < 0 || root >= comm.size()) return -5;  // OMPI_ERR_BAD_PARAM
     int error = 0;
     BufferPool *pool = staging_pool(comm, data.on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    BcastPlan plan = plan_bcast(settings, data.bytes, comm.size(), comm.nodes());
     auto tree = planned_tree(comm.trees(), plan, root);
     BcastArgs args;
     args.rank = comm.rank();
@@ -54,7 +57,7 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
                                describe(plan) + (args.hello ? "; may detach" : "") + (args.await ? ", awaits hellos" : ""),
                                plan.rule));
     }
-    auto *schedule = new Schedule(comm, done, done_ctx, finished);
+    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
     schedule->add_flow<BcastFlow>(args, std::move(tree), *pool);

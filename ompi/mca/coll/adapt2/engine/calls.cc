@@ -1,11 +1,11 @@
 // The engine's one entry point: a call description (adapt2_bridge.h) is
 // checked and planned (plan_call.h), gets its tags and goes to its
-// collective's start function. The
-// dispatch is generated from collectives.def; each collective provides
-//   int tags_of_<name>(const Comm &, const adapt2_call_t &)   tags it uses
-//   int start_<name>(Comm &, const adapt2_call_t &, int tag)  starts it
-// Broadcast, reduce and allreduce unpack the call here into the functions
-// the unit tests and the simulator call directly (collectives.h).
+// collective's start function. The dispatch is generated from
+// collectives.def; each collective provides
+//   int tags_of_<name>(const Comm &, const adapt2_call_t &, const CallPlan &)
+//   int start_<name>(Comm &, const adapt2_call_t &, const CallPlan &, int tag)
+// Broadcast, reduce and allreduce can also be described by their parts
+// (the unit tests do): those become a call here.
 #include <string>
 
 #include "collectives.h"
@@ -16,47 +16,6 @@ namespace adapt2 {
 namespace {
 
 constexpr int kErrBadParam = -5;  // OMPI_ERR_BAD_PARAM
-
-Grace **grace_of(const adapt2_call_t &c) { return reinterpret_cast<Grace **>(c.grace); }
-
-bool valid_root(const Comm &comm, const adapt2_call_t &c) { return c.root >= 0 && c.root < comm.size(); }
-
-adapt2_reduce_settings_t reduce_settings(const adapt2_call_t &c) {
-    return {c.settings.tree, c.settings.reproducible};
-}
-
-// A reduction's contribution: in the result buffer when in place.
-const adapt2_buffer_t &own(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
-
-}  // namespace
-
-int tags_of_bcast(const Comm &comm, const adapt2_call_t &c) {
-    return bcast_tags(c.settings.tree, c.recv.bytes, comm.size());
-}
-
-int start_bcast(Comm &comm, const adapt2_call_t &c, int tag) {
-    if (!valid_root(comm, c)) return kErrBadParam;
-    return start_bcast(comm, c.recv, c.root, tag, c.settings.tree, c.done, c.ctx, c.finished, grace_of(c));
-}
-
-int tags_of_reduce(const Comm &, const adapt2_call_t &c) {
-    if (c.reduction.unit_bytes == 0) return 1;  // refused by start_reduce
-    return reduce_tags(reduce_settings(c), own(c).bytes, c.reduction.unit_bytes, c.reduction.commutative != 0);
-}
-
-int start_reduce(Comm &comm, const adapt2_call_t &c, int tag) {
-    if (!valid_root(comm, c) || c.reduction.unit_bytes == 0) return kErrBadParam;
-    return start_reduce(comm, own(c), c.recv, c.in_place != 0, c.reduction, c.root, tag, reduce_settings(c),
-                        c.done, c.ctx, c.finished, grace_of(c));
-}
-
-int tags_of_allreduce(const Comm &, const adapt2_call_t &c) { return allreduce_tags(c.settings); }
-
-int start_allreduce(Comm &comm, const adapt2_call_t &c, int tag) {
-    if (c.reduction.unit_bytes == 0) return kErrBadParam;
-    return start_allreduce(comm, own(c), c.recv, c.in_place != 0, c.reduction, tag, c.settings, c.done, c.ctx,
-                           c.finished);
-}
 
 // The call as planned: the plan's settings, and a grace handle only where
 // the plan gives the call a grace period.
@@ -75,10 +34,14 @@ void log_call_rule(const Comm &comm, const adapt2_call_t &call, const CallPlan &
                      ": call rule: " + plan.rule);
 }
 
-int start_call(Comm &comm, const adapt2_call_t &call, const char **why) {
+CallShape shape_of(const Comm &comm) { return {comm.size(), comm.nodes()}; }
+
+// Plans the call and starts it with the tag block `tag`, or (tag < 0) the
+// one reserved for it.
+int plan_and_start(Comm &comm, const adapt2_call_t &call, int tag, const char **why) {
     if (call.collective < 0 || call.collective >= ADAPT2_COLL_COUNT) return kErrBadParam;
     if (call.grace) *call.grace = nullptr;
-    const CallPlan plan = plan_call(call);
+    const CallPlan plan = plan_call(call, shape_of(comm));
     if (plan.previous) {
         if (why) *why = plan.rule;
         return ADAPT2_STATUS_PREVIOUS;
@@ -86,12 +49,67 @@ int start_call(Comm &comm, const adapt2_call_t &call, const char **why) {
     log_call_rule(comm, call, plan);
     const adapt2_call_t c = planned_call(call, plan);
     switch (c.collective) {
-#define ADAPT2_COLLECTIVE(name, NAME) \
-    case ADAPT2_COLL_##NAME: return start_##name(comm, c, comm.reserve_tags(tags_of_##name(comm, c)));
+#define ADAPT2_COLLECTIVE(name, NAME)                                                       \
+    case ADAPT2_COLL_##NAME:                                                                \
+        return start_##name(comm, c, plan, tag >= 0 ? tag : comm.reserve_tags(tags_of_##name(comm, c, plan)));
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
     }
     return kErrBadParam;
+}
+
+}  // namespace
+
+int start_call(Comm &comm, const adapt2_call_t &call, const char **why) {
+    return plan_and_start(comm, call, -1, why);
+}
+
+int start_call_at(Comm &comm, const adapt2_call_t &call, int tag) { return plan_and_start(comm, call, tag, nullptr); }
+
+int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag, const adapt2_bcast_settings_t &settings,
+                DoneFn done, void *done_ctx, DoneFn finished, Grace **grace) {
+    adapt2_call_t c{};
+    c.collective = ADAPT2_COLL_BCAST;
+    c.facts.blocking = settings.blocking;
+    c.recv = data;
+    c.root = root;
+    c.settings.tree = settings;
+    c.done = done, c.ctx = done_ctx, c.finished = finished;
+    c.grace = reinterpret_cast<void **>(grace);
+    return start_call_at(comm, c, tag);
+}
+
+int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
+                 const adapt2_reduction_t &op, int root, int tag, const adapt2_reduce_settings_t &settings,
+                 DoneFn done, void *done_ctx, DoneFn finished, Grace **grace) {
+    adapt2_call_t c{};
+    c.collective = ADAPT2_COLL_REDUCE;
+    c.facts.blocking = settings.tree.blocking;
+    c.send = own;
+    c.recv = result;
+    c.in_place = in_place && comm.rank() == root;  // MPI_IN_PLACE is the root's only
+    c.reduction = op;
+    c.root = root;
+    c.settings.tree = settings.tree;
+    c.settings.reproducible = settings.reproducible;
+    c.done = done, c.ctx = done_ctx, c.finished = finished;
+    c.grace = reinterpret_cast<void **>(grace);
+    return start_call_at(comm, c, tag);
+}
+
+int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
+                    const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &settings, DoneFn done,
+                    void *done_ctx, DoneFn finished) {
+    adapt2_call_t c{};
+    c.collective = ADAPT2_COLL_ALLREDUCE;
+    c.facts.blocking = settings.tree.blocking;
+    c.send = own;
+    c.recv = result;
+    c.in_place = in_place;
+    c.reduction = op;
+    c.settings = settings;
+    c.done = done, c.ctx = done_ctx, c.finished = finished;
+    return start_call_at(comm, c, tag);
 }
 
 }  // namespace adapt2

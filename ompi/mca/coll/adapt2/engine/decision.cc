@@ -1,4 +1,5 @@
 #include "decision.h"
+#include "plan_call.h"
 
 #include <algorithm>
 
@@ -171,6 +172,29 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     return ADAPT2_ALLREDUCE_TREE;
 }
 
+
+// A level's messages hold whole segments, at most CompletionWindow::kMax
+// (the receive window spans messages, the arrival window segments). Every
+// group divides the largest, so one staging block holds any message whole
+// (StagingRing): a group that does not is cut to the next divisor.
+void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels]) {
+    for (int l = 0; l < kLevels; ++l) {
+        size_t g = 1;
+        if (plan.multi_level && plan.segment_bytes > 0) g = plan.level_bytes[l] / plan.segment_bytes;
+        groups[l] = static_cast<int>(std::clamp<size_t>(g, 1, std::max(1, std::min(segment_count, CompletionWindow::kMax))));
+    }
+    const int largest = *std::max_element(groups, groups + kLevels);
+    for (int l = 0; l < kLevels; ++l) {
+        while (largest % groups[l] != 0) --groups[l];
+    }
+}
+
+// ---- each collective's part of plan_call -------------------------------
+
+namespace {
+
+// Allgather of p blocks, `all_bytes` in all: forced, or auto: Bruck's log2(p)
+// exchanges below settings.bruck_max_bytes, the ring from there.
 adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
@@ -183,6 +207,11 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
     return bruck ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
 }
 
+// Reduce_scatter_block of blocks of `block_bytes`: forced (the ring only for
+// commutative ops), or auto: recursive halving for blocks below
+// settings.halving_max_bytes or a non-commutative op, the ring from there
+// (measured: halving is ahead up to 512 KiB blocks at np 4 and 8, the
+// ring's pipeline from 1 MiB; docs/measurements.md).
 adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settings_t &s, size_t block_bytes,
                                                         bool commutative, const char **rule) {
     const char *unused;
@@ -205,24 +234,33 @@ adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settin
     return halving ? ADAPT2_REDUCE_SCATTER_HALVING : ADAPT2_REDUCE_SCATTER_RING;
 }
 
-}  // namespace adapt2
+// A reduction's contribution: in the result buffer when in place.
+const adapt2_buffer_t &own_data(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
+bool commutative(const adapt2_call_t &c) { return c.reduction.commutative != 0; }
+}  // namespace
 
-namespace adapt2 {
+void plan_bcast_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
+    p->tree = plan_bcast(p->settings.tree, c.recv.bytes, shape.size, shape.nodes);
+}
 
-// A level's messages hold whole segments, at most CompletionWindow::kMax
-// (the receive window spans messages, the arrival window segments). Every
-// group divides the largest, so one staging block holds any message whole
-// (StagingRing): a group that does not is cut to the next divisor.
-void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels]) {
-    for (int l = 0; l < kLevels; ++l) {
-        size_t g = 1;
-        if (plan.multi_level && plan.segment_bytes > 0) g = plan.level_bytes[l] / plan.segment_bytes;
-        groups[l] = static_cast<int>(std::clamp<size_t>(g, 1, std::max(1, std::min(segment_count, CompletionWindow::kMax))));
+void plan_reduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
+    p->tree = plan_reduce(p->settings.tree, own_data(c).bytes, commutative(c), shape.nodes);
+}
+
+void plan_allreduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
+    p->algorithm = choose_allreduce(p->settings, c.recv.bytes, shape.size, commutative(c), &p->algorithm_rule);
+    if (p->algorithm == ADAPT2_ALLREDUCE_TREE) {
+        p->tree = plan_reduce(p->settings.tree, c.recv.bytes, commutative(c), shape.nodes);
     }
-    const int largest = *std::max_element(groups, groups + kLevels);
-    for (int l = 0; l < kLevels; ++l) {
-        while (largest % groups[l] != 0) --groups[l];
-    }
+}
+
+void plan_allgather_call(const adapt2_call_t &c, const CallShape &, CallPlan *p) {
+    p->algorithm = choose_allgather(p->settings, c.recv.bytes, &p->algorithm_rule);
+}
+
+void plan_reduce_scatter_block_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
+    const size_t block = own_data(c).bytes / static_cast<size_t>(shape.size > 0 ? shape.size : 1);
+    p->algorithm = choose_reduce_scatter(p->settings, block, commutative(c), &p->algorithm_rule);
 }
 
 }  // namespace adapt2

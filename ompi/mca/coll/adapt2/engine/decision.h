@@ -57,19 +57,6 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int 
 // gives the serial order), whatever shape was asked for.
 BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative, int nodes = 1);
 
-// Allgather of p blocks, `all_bytes` in all: forced, or auto: Bruck's log2(p)
-// exchanges below settings.bruck_max_bytes, the ring from there.
-adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &settings, size_t all_bytes,
-                                              const char **rule = nullptr);
-
-// Reduce_scatter_block of blocks of `block_bytes`: forced (the ring only for
-// commutative ops), or auto: recursive halving for blocks below
-// settings.halving_max_bytes or a non-commutative op, the ring from there
-// (measured: halving is ahead up to 512 KiB blocks at np 4 and 8, the
-// ring's pipeline from 1 MiB; docs/measurements.md).
-adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settings_t &settings, size_t block_bytes,
-                                                        bool commutative, const char **rule = nullptr);
-
 // Allreduce: the ring needs a commutative op; the fused tree and recursive
 // doubling take every op. Nothing a rank alone knows (its buffers' layout or
 // memory) may enter: every rank must pick the same algorithm, and ranks may

@@ -39,7 +39,7 @@ bool is_ring_collective(int collective) {
 
 }  // namespace
 
-CallPlan plan_call(const adapt2_call_t &call) {
+CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     const adapt2_call_facts_t &f = call.facts;
     if (f.previous) return hand_on(rules::previous_asked);
     if (is_ring_collective(call.collective) && f.device_support) return hand_on(rules::ring_device);
@@ -66,6 +66,12 @@ CallPlan plan_call(const adapt2_call_t &call) {
         break;
     case ADAPT2_COLL_BCAST: plan.grace = f.blocking != 0; break;
     default: break;
+    }
+    switch (call.collective) {
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    case ADAPT2_COLL_##NAME: plan_##name##_call(call, shape, &plan); break;
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
     }
     return plan;
 }

@@ -1,25 +1,48 @@
 // The one function that plans a call: from the call's facts (what the C
 // layer knows: blocking, user op, device support, the user's `previous`),
-// its buffers, op and settings, it decides whether adapt2 takes the call and
-// with which effective settings (detaching, grace period, algorithm). The
-// collectives' own planners (decision.h: the tree and segments of a bcast or
-// reduce, the allreduce and allgather algorithms) then run inside the
-// collective's start with those settings. The C layer decides nothing.
+// its sizes, op and settings, and the communicator's shape, it decides
+// whether adapt2 takes the call, with which effective settings (detaching,
+// grace period), and what the collective runs: the algorithm, or the tree,
+// segments and levels (each collective's part is plan_<name>_call in
+// decision.cc). The collective's start builds what the plan says; what
+// depends on this rank's place in the tree (awaiting hellos, combining on
+// the GPU) it derives there from the plan. The C layer decides nothing.
 #ifndef ADAPT2_ENGINE_PLAN_CALL_H
 #define ADAPT2_ENGINE_PLAN_CALL_H
 
 #include "../adapt2_bridge.h"
+#include "decision.h"
 
 namespace adapt2 {
+
+// What a plan knows of the communicator: the same on every rank.
+struct CallShape {
+    int size = 1;   // ranks
+    int nodes = 1;  // nodes it spans (multi-level plans)
+};
 
 struct CallPlan {
     bool previous = false;          // hand the call to the previous component
     adapt2_call_settings_t settings{};  // what the call runs with
     bool grace = false;             // a blocking bcast/reduce: a grace period before copying
     const char *rule = "";          // the call-level rule that applied (why, when previous)
+    // The collective's part (plan_<name>_call):
+    int algorithm = 0;              // allreduce, allgather, reduce_scatter_block: never auto
+    const char *algorithm_rule = "";  // the rule that chose it
+    BcastPlan tree{};               // bcast, reduce and the tree allreduce: tree, segments, levels
 };
 
-CallPlan plan_call(const adapt2_call_t &call);
+// Every rank plans alike: nothing here may depend on one rank's buffers
+// (their layout or memory), as ranks may describe one call's data with
+// different datatypes.
+CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape);
+
+// Each collective's part of the plan, from the call-level settings in
+// *plan (decision.cc; declared from collectives.def).
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    void plan_##name##_call(const adapt2_call_t &call, const CallShape &shape, CallPlan *plan);
+#include "../collectives.def"
+#undef ADAPT2_COLLECTIVE
 
 // The rule of a call whose settings stay as the C layer gave them.
 const char *call_rule_as_set();

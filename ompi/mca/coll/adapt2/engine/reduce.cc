@@ -48,24 +48,31 @@ void plan_gpu_combine(Comm &comm, ReduceArgs *a, const Tree &tree, int root) {
     a->device_pool = &device->device_pool();
 }
 
+// A reduction's contribution: in the result buffer when in place.
+const adapt2_buffer_t &own_of(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
+
 }  // namespace
 
-int reduce_tags(const adapt2_reduce_settings_t &s, size_t bytes, size_t unit, bool commutative) {
-    BcastPlan plan = plan_reduce(s.tree, bytes, commutative);
-    return call_tags(s.tree, Segments(bytes, plan.segment_bytes, unit), bytes);
+int tags_of_reduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
+    const size_t bytes = own_of(call).bytes, unit = call.reduction.unit_bytes;
+    if (unit == 0) return 1;  // refused by start_reduce
+    return call_tags(call.settings.tree, Segments(bytes, plan.tree.segment_bytes, unit), bytes);
 }
 
-
-int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-                 bool in_place, const adapt2_reduction_t &op, int root, int tag,
-                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx, DoneFn finished,
-                 Grace **grace) {
+int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
+    const adapt2_buffer_t &own = own_of(call), &result = call.recv;
+    const bool in_place = call.in_place != 0;
+    const adapt2_reduction_t &op = call.reduction;
+    const int root = call.root;
+    const adapt2_reduce_settings_t settings{call.settings.tree, call.settings.reproducible};
+    const BcastPlan &plan = planned.tree;
+    Grace **grace = reinterpret_cast<Grace **>(call.grace);
+    if (root < 0 || root >= comm.size() || op.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
     const bool on_device = (in_place && comm.rank() == root ? result : own).on_device ||
                            (comm.rank() == root && result.on_device);
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    BcastPlan plan = plan_reduce(settings.tree, own.bytes, op.commutative != 0, comm.nodes());
     ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
                                   settings.tree, plan.segment_bytes, settings.reproducible != 0);
     args.tag_block = flow_tags(settings.tree, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
@@ -95,7 +102,7 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
                                    (args.hello ? "; may detach" : ""),
                                plan.rule));
     }
-    auto *schedule = new Schedule(comm, done, done_ctx, finished);
+    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
     schedule->add_flow<ReduceFlow>(args, std::move(tree), *pool);
@@ -105,9 +112,10 @@ int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &
 }
 
 // Two tag blocks: the reduction up the tree, then the broadcast down it (the
-// ring uses the first): every rank reserves the same, whichever runs.
-int allreduce_tags(const adapt2_allreduce_settings_t &s) {
-    return ReduceFlow::tags_needed(s.tree.send_window) + BcastFlow::tags_needed(s.tree.send_window);
+// ring and recursive doubling use the first).
+int tags_of_allreduce(const Comm &, const adapt2_call_t &call, const CallPlan &) {
+    const int window = call.settings.tree.send_window;
+    return ReduceFlow::tags_needed(window) + BcastFlow::tags_needed(window);
 }
 
 // The fused tree allreduce: a reduction to rank 0 whose finished segments
@@ -160,21 +168,24 @@ void add_recdoubling(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own,
 
 }  // namespace
 
-int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-                    bool in_place, const adapt2_reduction_t &op, int tag,
-                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx,
-                    DoneFn finished) {
+int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
+    const adapt2_buffer_t &own = call.send, &result = call.recv;
+    const bool in_place = call.in_place != 0;
+    const adapt2_reduction_t &op = call.reduction;
+    const adapt2_allreduce_settings_t &settings = call.settings;
+    const auto algorithm = static_cast<adapt2_allreduce_algorithm_t>(planned.algorithm);
+    const char *rule = planned.algorithm_rule;
+    const BcastPlan &plan = planned.tree;
+    if (op.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
     // Device buffers take the tree (plan_call makes every rank pick it while
     // device support is on, so that ranks with host buffers agree).
     const bool on_device = result.on_device || (!in_place && own.on_device);
-    const char *rule = "";
-    const auto algorithm = choose_allreduce(settings, result.bytes, comm.size(), op.commutative != 0, &rule);
     if (algorithm != ADAPT2_ALLREDUCE_TREE) {
         if (comm.logs(20)) {
             comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
                                    algorithm == ADAPT2_ALLREDUCE_RING ? "ring" : "recursive doubling", rule));
         }
-        auto *schedule = new Schedule(comm, done, done_ctx, finished);
+        auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
         schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
             add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
@@ -186,7 +197,6 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
         return 0;
     }
     const int root = 0;
-    BcastPlan plan = plan_reduce(settings.tree, result.bytes, op.commutative != 0, comm.nodes());
     auto tree = planned_tree(comm.trees(), plan, root);
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
@@ -196,7 +206,7 @@ int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_
                                "fused tree: reduce to rank 0 and broadcast, " + describe(plan),
                                (std::string(rule) + "; tree: " + plan.rule).c_str()));
     }
-    auto *schedule = new Schedule(comm, done, done_ctx, finished);
+    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
                                 plan.segment_bytes, settings.reproducible != 0);

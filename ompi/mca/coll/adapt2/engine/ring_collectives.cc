@@ -52,8 +52,8 @@ int start_one_flow(Comm &comm, const adapt2_call_t &call, const Args &args, size
 
 }  // namespace
 
-int tags_of_allgather(const Comm &comm, const adapt2_call_t &call) {
-    if (choose_allgather(call.settings, call.recv.bytes) == ADAPT2_ALLGATHER_BRUCK) {
+int tags_of_allgather(const Comm &comm, const adapt2_call_t &call, const CallPlan &plan) {
+    if (plan.algorithm == ADAPT2_ALLGATHER_BRUCK) {
         return BruckFlow::tags_needed(comm.size());
     }
     return RingFlow::tags_needed(call.settings.tree.send_window);
@@ -75,13 +75,12 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
 
 }  // namespace
 
-int start_allgather(Comm &comm, const adapt2_call_t &call, int tag) {
+int start_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &plan, int tag) {
     const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
-    const char *rule = "";
-    const auto algorithm = choose_allgather(call.settings, call.recv.bytes, &rule);
+    const int algorithm = plan.algorithm;
     if (comm.logs(20)) {
         comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1,
-                               algorithm == ADAPT2_ALLGATHER_BRUCK ? "Bruck" : "ring", rule));
+                               algorithm == ADAPT2_ALLGATHER_BRUCK ? "Bruck" : "ring", plan.algorithm_rule));
     }
     if (algorithm == ADAPT2_ALLGATHER_BRUCK) {
         return start_bruck(comm, call, tag, block);
@@ -108,12 +107,6 @@ namespace {
 
 const adapt2_buffer_t &rsb_input(const adapt2_call_t &call) { return call.in_place ? call.recv : call.send; }
 
-adapt2_reduce_scatter_algorithm_t rsb_algorithm(const Comm &comm, const adapt2_call_t &call,
-                                                const char **rule = nullptr) {
-    const size_t block = rsb_input(call).bytes / static_cast<size_t>(comm.size());
-    return choose_reduce_scatter(call.settings, block, call.reduction.commutative != 0, rule);
-}
-
 int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     HalvingArgs a;
     a.rank = comm.rank();
@@ -129,20 +122,20 @@ int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) 
 
 }  // namespace
 
-int tags_of_reduce_scatter_block(const Comm &comm, const adapt2_call_t &call) {
-    if (rsb_algorithm(comm, call) == ADAPT2_REDUCE_SCATTER_HALVING) return HalvingFlow::tags_needed();
+int tags_of_reduce_scatter_block(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
+    if (plan.algorithm == ADAPT2_REDUCE_SCATTER_HALVING) return HalvingFlow::tags_needed();
     return RingFlow::tags_needed(call.settings.tree.send_window);
 }
 
-int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, int tag) {
+int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, const CallPlan &plan, int tag) {
     if (call.reduction.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
     const adapt2_buffer_t &input = rsb_input(call);
     const size_t block = input.bytes / static_cast<size_t>(comm.size());
-    const char *rule = "";
-    const adapt2_reduce_scatter_algorithm_t algorithm = rsb_algorithm(comm, call, &rule);
+    const int algorithm = plan.algorithm;
     if (comm.logs(20)) {
         comm.log(20, plan_line(comm.id(), "reduce_scatter_block", input.bytes, -1,
-                               algorithm == ADAPT2_REDUCE_SCATTER_HALVING ? "recursive halving" : "ring", rule));
+                               algorithm == ADAPT2_REDUCE_SCATTER_HALVING ? "recursive halving" : "ring",
+                               plan.algorithm_rule));
     }
     if (algorithm == ADAPT2_REDUCE_SCATTER_HALVING) return start_halving(comm, call, tag, block);
     RingArgs a = ring_args(comm, call, tag, block);
