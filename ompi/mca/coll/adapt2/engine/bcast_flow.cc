@@ -13,6 +13,7 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
                      std::shared_ptr<const Tree> tree, BufferPool &pool)
     : TreeFlow(schedule, id, args, std::move(tree), pool, args.data.bytes, args.unit),
       data_(args.data),
+      path_(path_of(args)),
       recv_window_(std::clamp(args.recv_window, 1, kMaxWindow)),
       arrived_(is_root() && !args.supplied && (!args.copy || await_) && !device() ? segments_.count() : 0),
       in_group_(group_of(args.rank, args)),
@@ -26,7 +27,14 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
     for (int g : group_) sends_total_ += messages(g);
     if (is_root()) next_recv_ = messages(in_group_);  // the root receives nothing
     if (is_root()) source_.assign(children_.size(), await_ ? undecided : copy_ ? copied : user);
-    if (!copy_ && !data_.contiguous() && nseg > 0) borrow_staging();
+    if (staged() && nseg > 0) borrow_staging();
+}
+
+BcastFlow::Path BcastFlow::path_of(const BcastArgs &args) {
+    const UserData data(args.data);
+    if (args.copy) return Path::copy;
+    if (data.on_device()) return Path::device;
+    return data.contiguous() ? Path::user : Path::packed;
 }
 
 // Segments per message on the edge to `rank` (level_groups() bounds them).
@@ -130,12 +138,8 @@ void BcastFlow::copy_in_all() {
 // children); the user gets it too.
 void BcastFlow::copy_out(int s) {
     const size_t off = segments_.offset(s), len = segments_.bytes(s);
-    if (data_.contiguous()) {
-        std::memcpy(data_.at(off), copy_ + off, len);
-    } else {
-        int rc = data_.unpack(off, len, copy_ + off);
-        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from the detach copy", off, len);
-    }
+    int rc = data_.write(off, len, copy_ + off);
+    if (rc != 0) schedule_.fail_conversion(rc, "unpacking from the detach copy", off, len);
     if (++copied_ == segments_.count()) count(Counter::detach_bytes, segments_.total());
 }
 
@@ -198,70 +202,83 @@ void BcastFlow::on_complete(Op &op) {
     }
 }
 
+// A message from the parent is here: children first, so that handing it to
+// the user (landed) overlaps their transfers; then whatever that freed.
 void BcastFlow::on_received(int message) {
     const int first = message * in_group_, end = end_of(message, in_group_);
-    if (copy_) {
-        for (int s = first; s < end; ++s) arrived_.mark_done(s);
-        post_receives();
-        feed_all();  // children first: copying out overlaps their transfers
+    for (int s = first; s < end; ++s) arrived_.mark_done(s);  // any order; children are fed in order
+    post_receives();
+    feed_all();
+    landed(first, end);
+    post_receives();
+}
+
+// Where message [first, first + count) from the parent lands; nullptr while
+// no staging slot is free.
+char *BcastFlow::landing(int first, int count) {
+    switch (path_) {
+    case Path::user: return data_.at(segments_.offset(first));
+    case Path::copy: return copy_ + segments_.offset(first);
+    case Path::packed:
+    case Path::device: break;
+    }
+    if (!staging_.can_claim(count)) return nullptr;
+    if (staging_.next() != first) {
+        schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "broadcast staging out of step: "
+                            "receiving segment %d, next free slot for %d", first, staging_.next());
+        return nullptr;
+    }
+    return staging_.claim(1 + children(), count);  // landed()'s hold + one send per child
+}
+
+// The user's buffer gets segments [first, end), which have landed.
+void BcastFlow::landed(int first, int end) {
+    switch (path_) {
+    case Path::user: return;
+    case Path::copy:
         for (int s = first; s < end; ++s) copy_out(s);
         return;
+    case Path::packed: {
+        const size_t off = segments_.offset(first), len = segments_.span_bytes(first, end);
+        int rc = data_.write(off, len, staging_.slot(first));
+        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from a staging buffer", off, len);
+        for (int s = first; s < end; ++s) staging_.release(s);
+        return;
     }
-    if (device()) {
-        // Children first: the copies to the device overlap their transfers.
-        for (int s = first; s < end; ++s) arrived_.mark_done(s);
-        post_receives();
-        feed_all();
+    case Path::device:  // each slot is released when its copy is done (on_copied)
         for (int s = first; s < end; ++s) {
             schedule_.post_copy(data_.at(segments_.offset(s)), staging_.slot(s),
                                 schedule_.take_copy(id_, s, 0, segments_.bytes(s)));
         }
         return;
     }
-    if (staged()) {
-        const size_t off = segments_.offset(first), len = segments_.span_bytes(first, end);
-        int rc = data_.unpack(off, len, staging_.slot(first));
-        if (rc != 0) schedule_.fail_conversion(rc, "unpacking from a staging buffer", off, len);
-        for (int s = first; s < end; ++s) staging_.release(s);  // the unpack's holds
-    }
-    for (int s = first; s < end; ++s) arrived_.mark_done(s);  // any order; children are fed in order
-    post_receives();
-    feed_all();
 }
 
 void BcastFlow::on_sent(int child, int message) {
     sent_[child].mark_done(message);
     ++sends_done_;
+    const int g = group_[child];
     if (!staged()) {
         feed(child);
         return;
     }
-    const int g = group_[child];
-    for (int s = message * g; s < end_of(message, g); ++s) staging_.release(s);  // may unblock anyone
+    release_sent(message * g, end_of(message, g));  // a freed slot may unblock anyone
     copy_from_device();
     post_receives();
     feed_all();
+}
+
+// A send of segments [first, end) is done: their slots lose that hold.
+void BcastFlow::release_sent(int first, int end) {
+    for (int s = first; s < end; ++s) staging_.release(s);
 }
 
 void BcastFlow::post_receives() {
     const int nmsg = messages(in_group_);
     while (!schedule_.failed() && next_recv_ < nmsg && next_recv_ < arrived_.prefix() / in_group_ + recv_window_) {
         const int m = next_recv_, s = m * in_group_;
-        char *dst;
-        if (copy_) {
-            dst = copy_ + segments_.offset(s);
-        } else if (staged()) {
-            const int n = end_of(m, in_group_) - s;
-            if (!staging_.can_claim(n)) break;
-            if (staging_.next() != s) {
-                schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "broadcast staging out of step: "
-                                    "receiving segment %d, next free slot for %d", s, staging_.next());
-                return;
-            }
-            dst = staging_.claim(1 + children(), n);  // unpack + one send per child
-        } else {
-            dst = data_.at(segments_.offset(s));
-        }
+        char *dst = landing(s, end_of(m, in_group_) - s);
+        if (!dst) break;
         ++next_recv_;
         const size_t bytes = message_bytes(m, in_group_);
         schedule_.post_recv(dst, parent_, segment_tag(tag_, tags_, m), schedule_.take_op(id_, Op::kRecv, m, 0, bytes));
@@ -291,14 +308,18 @@ void BcastFlow::feed(int child) {
 // be sent yet.
 const char *BcastFlow::send_source(int child, int m, int group) {
     const int s = m * group;
-    if (await_ && source_[child] == user) return data_.at(segments_.offset(s));
-    if (copy_) return copy_ + segments_.offset(s);
-    if (!staged()) return data_.at(segments_.offset(s));
+    if (await_ && source_[child] == user) return data_.at(segments_.offset(s));  // awaiting root
+    switch (path_) {
+    case Path::user: return data_.at(segments_.offset(s));
+    case Path::copy: return copy_ + segments_.offset(s);
+    case Path::device: return staging_.slot(s);  // the root's device copies filled it (arrived_)
+    case Path::packed: break;
+    }
     while (staging_.next() < end_of(m, group)) {  // root: pack on first demand, in order
         const int n = staging_.next();
         if (!staging_.can_claim()) return nullptr;
         char *dst = staging_.claim(children());
-        int rc = data_.pack(segments_.offset(n), segments_.bytes(n), dst);
+        int rc = data_.read(segments_.offset(n), segments_.bytes(n), dst);
         if (rc != 0) {
             schedule_.fail_conversion(rc, "packing into a staging buffer", segments_.offset(n), segments_.bytes(n));
             return nullptr;

@@ -78,8 +78,22 @@ public:
     void supply(int segment);
 
 private:
-    bool staged() const { return staging_.size() > 0; }
-    bool device() const { return data_.on_device(); }
+    // Where this rank keeps a message between its arrival (at the root: the
+    // user's data) and its last send, and how the user's buffer gets it. One
+    // per flow; landing(), landed(), send_source() and release_sent() are the
+    // only places that look at it, so the handlers state the algorithm once.
+    enum class Path : uint8_t {
+        user,    // contiguous host data: received into and sent from the user's buffer
+        copy,    // detached: received into and sent from the private copy, copied out to the user
+        packed,  // other host data: staging slots, unpacked and packed by the convertor
+        device,  // device data: staging slots, filled and emptied by device copies
+    };
+    static Path path_of(const BcastArgs &args);
+    bool staged() const { return path_ == Path::packed || path_ == Path::device; }
+    bool device() const { return path_ == Path::device; }
+    char *landing(int first, int count);
+    void landed(int first, int end);
+    void release_sent(int first, int end);
     void on_received(int segment);
     void on_copied(int segment);
     void copy_from_device();
@@ -105,6 +119,7 @@ private:
     enum Source : uint8_t { undecided, user, copied };
 
     UserData data_;
+    const Path path_;
     int recv_window_;
     StagingRing staging_;
     std::vector<Source> source_;  // root: per child

@@ -40,27 +40,16 @@ void BruckFlow::deliver(int first, int blocks) {
         const int run = std::min(blocks, size_ - user_block);
         const size_t bytes = static_cast<size_t>(run) * block_, at = static_cast<size_t>(user_block) * block_;
         const char *src = work_ + static_cast<size_t>(first) * block_;
-        if (bytes > 0 && result_.contig && !result_.on_device) {
-            std::memmove(result_.contig + at, src, bytes);
-        } else if (bytes > 0) {
-            int rc = result_.unpack(result_.packer, at, bytes, src);
-            if (rc != 0) schedule_.fail_conversion(rc, "unpacking the allgather's result", at, bytes);
-        }
+        int rc = UserData(result_).write(at, bytes, src);
+        if (rc != 0) schedule_.fail_conversion(rc, "unpacking the allgather's result", at, bytes);
         first += run, blocks -= run;
     }
 }
 
 void BruckFlow::start() {
     // This rank's block is work block 0.
-    if (block_ > 0) {
-        const adapt2_buffer_t &u = own_.user;
-        if (u.contig && !u.on_device) {
-            std::memmove(work_, u.contig + own_.from, block_);
-        } else {
-            int rc = u.pack(u.packer, own_.from, block_, work_);
-            if (rc != 0) schedule_.fail_conversion(rc, "packing this rank's block", own_.from, block_);
-        }
-    }
+    int rc = copy_into_work({own_.user, own_.from, 0, block_}, work_);
+    if (rc != 0) schedule_.fail_conversion(rc, "packing this rank's block", own_.from, block_);
     deliver(0, 1);
     for (int k = 0; k < exchanges_ && !schedule_.failed(); ++k) {
         const int d = 1 << k, from = (rank_ + d) % size_;

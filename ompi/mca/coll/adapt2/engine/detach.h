@@ -70,11 +70,7 @@ inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, siz
 // detaching rank's private copy (at the same offset). The caller counts the
 // bytes once the whole copy is made (counters move once per call).
 inline int copy_into_private(const UserData &user, size_t off, size_t len, char *copy) {
-    if (user.contiguous()) {
-        std::memcpy(copy + off, user.at(off), len);
-        return 0;
-    }
-    return user.pack(off, len, copy + off);
+    return user.read(off, len, copy + off);
 }
 
 }  // namespace adapt2

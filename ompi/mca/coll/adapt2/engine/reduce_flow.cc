@@ -145,6 +145,29 @@ void ReduceFlow::start_segments() {
     }
 }
 
+// Where a segment's own data comes from (the flow's source; deliver() is
+// its sink): in place in the user's buffer or the private copy, packed into
+// the slot by the convertor, or copied into the slot from the device (an
+// operand once that copy is done, on_copied).
+void ReduceFlow::bring_own(Slot &slot) {
+    const int s = slot.segment;
+    const size_t off = segments_.offset(s), len = segments_.bytes(s);
+    slot.ready[own_index()] = !own_.on_device();
+    if (own_.contiguous()) {
+        slot.own = own_.at(off);
+        slot.own_private = own_is_copy();
+        return;
+    }
+    slot.own = slot.bufs[own_index()];
+    slot.own_private = true;
+    if (own_.on_device()) {
+        schedule_.post_copy(slot.bufs[own_index()], own_.at(off), schedule_.take_copy(id_, s, kOwnIn, len));
+        return;
+    }
+    int rc = own_.read(off, len, slot.bufs[own_index()]);
+    if (rc != 0) schedule_.fail_conversion(rc, "packing own data into a slot", off, len);
+}
+
 void ReduceFlow::start_segment(int s) {
     Slot &slot = slot_of(s);
     const size_t off = segments_.offset(s), len = segments_.bytes(s);
@@ -158,20 +181,7 @@ void ReduceFlow::start_segment(int s) {
         start_gpu_segment(slot);
         return;
     }
-    if (own_.contiguous()) {
-        slot.own = own_.at(off);
-        slot.own_private = own_is_copy();
-    } else {
-        slot.own = slot.bufs[own_index()];
-        slot.own_private = true;
-        if (own_.on_device()) {  // ready once copied (on_copied)
-            schedule_.post_copy(slot.bufs[own_index()], own_.at(off), schedule_.take_copy(id_, s, kOwnIn, len));
-        } else {
-            int rc = own_.pack(off, len, slot.bufs[own_index()]);
-            if (rc != 0) schedule_.fail_conversion(rc, "packing own data into a slot", off, len);
-        }
-    }
-    slot.ready[own_index()] = !own_.on_device();
+    bring_own(slot);
     // In place, a commutative root already holds its own data where the
     // result goes: start from there.
     if (is_root() && in_place_ && !fixed_order_ && result_.contiguous()) {
@@ -350,12 +360,8 @@ void ReduceFlow::segment_reduced(Slot &slot) {
 void ReduceFlow::deliver(Slot &slot) {
     const int s = slot.segment;
     const size_t off = segments_.offset(s), len = segments_.bytes(s);
-    if (result_.contiguous()) {
-        if (slot.acc != result_.at(off)) std::memcpy(result_.at(off), slot.acc, len);
-    } else {
-        int rc = result_.unpack(off, len, slot.acc);
-        if (rc != 0) schedule_.fail_conversion(rc, "unpacking the result", off, len);
-    }
+    int rc = result_.write(off, len, slot.acc);
+    if (rc != 0) schedule_.fail_conversion(rc, "unpacking the result", off, len);
     if (feed_) feed_->supply(s);
 }
 

@@ -120,6 +120,7 @@ private:
     // once the grace period ended with own data still needed.
     bool own_is_copy() const { return copy_ && (!await_ || copied_ == segments_.count()); }
     void start_segment(int segment);
+    void bring_own(Slot &slot);
     void fold_ready(Slot &slot);
     void fold(Slot &slot, int operand);
     const char *operand_data(const Slot &slot, int operand) const;

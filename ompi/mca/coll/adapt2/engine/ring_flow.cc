@@ -72,22 +72,10 @@ RingFlow::Piece RingFlow::piece(int m, bool to_right) const {
 
 bool RingFlow::final_combine(int m) const { return m / k_ == rs_steps_ - 1; }
 
-int copy_into_work(const RingCopy &c, char *work) {
-    if (c.bytes == 0) return 0;
-    if (c.user.contig && !c.user.on_device) {
-        std::memmove(work + c.to, c.user.contig + c.from, c.bytes);
-        return 0;
-    }
-    return c.user.pack(c.user.packer, c.from, c.bytes, work + c.to);
-}
+int copy_into_work(const RingCopy &c, char *work) { return UserData(c.user).read(c.from, c.bytes, work + c.to); }
 
 int copy_to_user(const RingCopy &c, size_t user_offset, const char *src, size_t bytes) {
-    if (bytes == 0) return 0;
-    if (c.user.contig && !c.user.on_device) {
-        std::memcpy(c.user.contig + user_offset, src, bytes);
-        return 0;
-    }
-    return c.user.unpack(c.user.packer, user_offset, bytes, src);
+    return UserData(c.user).write(user_offset, bytes, src);
 }
 
 void RingFlow::fill() {

@@ -1,9 +1,12 @@
-// The user's buffer as a stream of packed bytes. Contiguous host data is used
-// in place; anything else goes through the pack/unpack hooks (Open MPI's
+// The user's buffer as a stream of packed bytes: where every flow's data comes
+// from and goes to on the user's side. Contiguous host data is used in place
+// or copied; anything else goes through the pack/unpack hooks (Open MPI's
 // convertor in production, a strided fake in tests), or, on a GPU, through
 // asynchronous copies that the flows post (Schedule::post_copy).
 #ifndef ADAPT2_ENGINE_USER_DATA_H
 #define ADAPT2_ENGINE_USER_DATA_H
+
+#include <cstring>
 
 #include "../adapt2_bridge.h"
 
@@ -22,6 +25,22 @@ public:
     int pack(size_t offset, size_t len, char *dst) const { return b_.pack(b_.packer, offset, len, dst); }
     int unpack(size_t offset, size_t len, const char *src) const {
         return b_.unpack(b_.packer, offset, len, src);
+    }
+    // Bytes [offset, offset + len) of the stream into `dst`, or from `src`
+    // into the stream: a copy for contiguous host data (none where `src` is
+    // already the place), else the convertor. 0, or the convertor's error.
+    // Host data only: device data moves by the flows' device copies.
+    int read(size_t offset, size_t len, char *dst) const {
+        if (len == 0) return 0;
+        if (!contiguous()) return pack(offset, len, dst);
+        std::memmove(dst, at(offset), len);
+        return 0;
+    }
+    int write(size_t offset, size_t len, const char *src) const {
+        if (len == 0) return 0;
+        if (!contiguous()) return unpack(offset, len, src);
+        if (at(offset) != src) std::memmove(at(offset), src, len);
+        return 0;
     }
 
 private:
