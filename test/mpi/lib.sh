@@ -84,6 +84,21 @@ expect_output() {
     fi
 }
 
+# also_expect NAME PATTERN COUNT: one more check of the last run's output
+# (a second pattern, without running the program again).
+also_expect() {
+    local name=$1 pattern=$2 count=$3 seen
+    seen=$(grep -cE -- "$pattern" "$LOG")
+    if [ "$seen" -eq "$count" ]; then
+        passed=$((passed + 1))
+        echo "ok   $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name: expected $count lines matching /$pattern/, saw $seen:"
+        sed 's/^/    /' "$LOG" | head -20
+    fi
+}
+
 # sweep VALUES...: every value in the full run, the first one under the
 # sanitizers (for loops over rank counts and the like).
 sweep() { if [ "$FULL" = 1 ]; then echo "$@"; else echo "$1"; fi; }
