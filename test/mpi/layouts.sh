@@ -18,6 +18,8 @@ full_only && check "np 5, ring allreduce in segments, Bruck, recursive halving" 
     -- "$BIN/layouts_check" --counts 1,100,4096
 check "np 4, multi-level (2 nodes of 2)" 4 --mca coll_adapt2_nodes block:2 -- \
     "$BIN/layouts_check" --counts 1,4096,$BIG
-full_only && check "np 4, pml ucx" 4 --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -- \
-    "$BIN/layouts_check" --counts 1,4096,$BIG
+full_only && check "np 4, pml ucx, multi-level" 4 --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
+    --mca coll_adapt2_nodes block:2 -- "$BIN/layouts_check" --counts 1,4096,$BIG
+full_only && check "np 6, adapt2's UCX transport, multi-level cyclic:3" 6 --mca coll_adapt2_transport ucx \
+    --mca coll_adapt2_nodes cyclic:3 -- "$BIN/layouts_check" --counts 100,$((262144 / BIG_DIV))
 finish

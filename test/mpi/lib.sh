@@ -66,36 +66,38 @@ check() {
     fi
 }
 
+# matched NAME PATTERN COUNT: whether the last run printed PATTERN (extended
+# regex) exactly COUNT times; says what it saw when not.
+matched() {
+    local seen
+    seen=$(grep -cE -- "$2" "$LOG")
+    [ "$seen" -eq "$3" ] && return 0
+    echo "FAIL $1: expected $3 lines matching /$2/, saw $seen:"
+    sed 's/^/    /' "$LOG" | head -20
+    return 1
+}
+
 # expect_output NAME PATTERN COUNT NP [flags] -- PROGRAM [args]: the run must
-# succeed and print PATTERN (extended regex) exactly COUNT times.
+# succeed and print PATTERN exactly COUNT times.
 expect_output() {
     local name=$1 pattern=$2 count=$3
     shift 3
     local before=$failed
     check "$name" "$@"
     [ $failed -ne $before ] && return
-    local seen
-    seen=$(grep -cE -- "$pattern" "$LOG")
-    if [ "$seen" -ne "$count" ]; then
-        passed=$((passed - 1))
-        failed=$((failed + 1))
-        echo "FAIL $name: expected $count lines matching /$pattern/, saw $seen:"
-        sed 's/^/    /' "$LOG" | head -20
-    fi
+    matched "$name" "$pattern" "$count" && return
+    passed=$((passed - 1))
+    failed=$((failed + 1))
 }
 
 # also_expect NAME PATTERN COUNT: one more check of the last run's output
 # (a second pattern, without running the program again).
 also_expect() {
-    local name=$1 pattern=$2 count=$3 seen
-    seen=$(grep -cE -- "$pattern" "$LOG")
-    if [ "$seen" -eq "$count" ]; then
+    if matched "$@"; then
         passed=$((passed + 1))
-        echo "ok   $name"
+        echo "ok   $1"
     else
         failed=$((failed + 1))
-        echo "FAIL $name: expected $count lines matching /$pattern/, saw $seen:"
-        sed 's/^/    /' "$LOG" | head -20
     fi
 }
 

@@ -310,6 +310,9 @@ typedef struct adapt2_call {
  * called. ADAPT2_STATUS_PREVIOUS: the plan hands the call to the previous
  * component, `*why` says why; nothing was started. */
 #define ADAPT2_STATUS_PREVIOUS (-8) /* OMPI_ERR_NOT_SUPPORTED */
+/* A call description the engine cannot run (a root out of range, a
+ * reduction without an element size). */
+#define ADAPT2_STATUS_BAD_PARAM (-5) /* OMPI_ERR_BAD_PARAM */
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call, const char **why);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.

@@ -253,6 +253,10 @@ int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req)
     return rc;
 }
 
+/* The engine's statuses are Open MPI's codes (it includes no Open MPI header). */
+_Static_assert(ADAPT2_STATUS_PREVIOUS == OMPI_ERR_NOT_SUPPORTED, "the engine's hand-on status");
+_Static_assert(ADAPT2_STATUS_BAD_PARAM == OMPI_ERR_BAD_PARAM, "the engine's bad-parameter status");
+
 int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
                                adapt2_call_t *call, const char **why)
 {

@@ -25,7 +25,7 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
     const BcastPlan &plan = planned.tree;
     const int root = call.root;
     Grace **grace = reinterpret_cast<Grace **>(call.grace);
-    if (root < 0 || root >= comm.size()) return -5;  // OMPI_ERR_BAD_PARAM
+    if (root < 0 || root >= comm.size()) return ADAPT2_STATUS_BAD_PARAM;
     int error = 0;
     BufferPool *pool = staging_pool(comm, data.on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;

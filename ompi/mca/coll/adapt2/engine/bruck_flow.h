@@ -15,7 +15,7 @@
 #include "buffer_pool.h"
 #include "completion_window.h"
 #include "flow.h"
-#include "ring_flow.h"
+#include "user_data.h"
 
 namespace adapt2 {
 
@@ -24,7 +24,7 @@ struct BruckArgs {
     int size = 1;
     int tag = 0;            // first of tags_needed(size) tags, counting down
     size_t block_bytes = 0;
-    RingCopy own;           // this rank's block (its `from` in `user`); `to` unused
+    UserRange own;           // this rank's block (its `from` in `user`); `to` unused
     adapt2_buffer_t result{};  // the user's receive buffer: p blocks
 };
 
@@ -48,7 +48,7 @@ private:
 
     int rank_, size_, tag_, exchanges_;
     size_t block_;
-    RingCopy own_;
+    UserRange own_;
     adapt2_buffer_t result_;
     BufferPool &pool_;
     char *work_ = nullptr;

@@ -15,8 +15,6 @@
 namespace adapt2 {
 namespace {
 
-constexpr int kErrBadParam = -5;  // OMPI_ERR_BAD_PARAM
-
 // The call as planned: the plan's settings, and a grace handle only where
 // the plan gives the call a grace period.
 adapt2_call_t planned_call(const adapt2_call_t &call, const CallPlan &plan) {
@@ -39,7 +37,7 @@ CallShape shape_of(const Comm &comm) { return {comm.size(), comm.nodes()}; }
 // Plans the call and starts it with the tag block `tag`, or (tag < 0) the
 // one reserved for it.
 int plan_and_start(Comm &comm, const adapt2_call_t &call, int tag, const char **why) {
-    if (call.collective < 0 || call.collective >= ADAPT2_COLL_COUNT) return kErrBadParam;
+    if (call.collective < 0 || call.collective >= ADAPT2_COLL_COUNT) return ADAPT2_STATUS_BAD_PARAM;
     if (call.grace) *call.grace = nullptr;
     const CallPlan plan = plan_call(call, shape_of(comm));
     if (plan.previous) {
@@ -55,7 +53,7 @@ int plan_and_start(Comm &comm, const adapt2_call_t &call, int tag, const char **
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
     }
-    return kErrBadParam;
+    return ADAPT2_STATUS_BAD_PARAM;
 }
 
 }  // namespace

@@ -234,8 +234,6 @@ adapt2_reduce_scatter_algorithm_t choose_reduce_scatter(const adapt2_call_settin
     return halving ? ADAPT2_REDUCE_SCATTER_HALVING : ADAPT2_REDUCE_SCATTER_RING;
 }
 
-// A reduction's contribution: in the result buffer when in place.
-const adapt2_buffer_t &own_data(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
 bool commutative(const adapt2_call_t &c) { return c.reduction.commutative != 0; }
 }  // namespace
 

@@ -15,7 +15,6 @@
 
 namespace {
 constexpr int kErrNoMemory = -2;  // OMPI_ERR_OUT_OF_RESOURCE
-constexpr int kErrBadParam = -5;  // OMPI_ERR_BAD_PARAM
 
 // The tree names are params.def's (ADAPT2_TREE_NAMES: the names of
 // coll_adapt2_bcast_algorithm), in adapt2_algorithm_t's order, then `previous`.
@@ -42,7 +41,7 @@ static int guarded(Start start) {
     } catch (const std::bad_alloc &) {
         return kErrNoMemory;
     } catch (...) {
-        return kErrBadParam;
+        return ADAPT2_STATUS_BAD_PARAM;
     }
 }
 
@@ -80,7 +79,7 @@ void mca_coll_adapt2_engine_grace_release(void *grace) { static_cast<adapt2::Gra
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call,
                                  const char **why) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
-    if (!comm || !call) return kErrBadParam;
+    if (!comm || !call) return ADAPT2_STATUS_BAD_PARAM;
     return guarded([&] { return adapt2::start_call(*comm, *call, why); });
 }
 

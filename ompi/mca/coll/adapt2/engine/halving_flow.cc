@@ -103,7 +103,7 @@ HalvingFlow::Step HalvingFlow::exchange(int vrank, int mask, size_t *scratch_end
 void HalvingFlow::fill() {
     for (int w = 0; w < static_cast<int>(at_.size()); ++w) {
         const Range r = vblock(w);
-        const RingCopy c{input_.user, input_.from + r.offset, at_[w], r.bytes};
+        const UserRange c{input_.user, input_.from + r.offset, at_[w], r.bytes};
         const int rc = copy_into_work(c, work_);
         if (rc != 0) return schedule_.fail_conversion(rc, "packing the reduce-scatter's input", c.from, c.bytes);
     }

@@ -30,7 +30,7 @@
 
 #include "buffer_pool.h"
 #include "flow.h"
-#include "ring_flow.h"
+#include "user_data.h"
 
 namespace adapt2 {
 
@@ -40,8 +40,8 @@ struct HalvingArgs {
     int tag = 0;             // tags_needed() tags
     size_t block_bytes = 0;  // each of the p blocks (a multiple of op.unit_bytes)
     adapt2_reduction_t op{};
-    RingCopy input;          // the user's p blocks into the working buffer (to = 0)
-    RingCopy output;         // the result's block: `from` is its offset in the user's stream
+    UserRange input;          // the user's p blocks into the working buffer (to = 0)
+    UserRange output;         // the result's block: `from` is its offset in the user's stream
 };
 
 class HalvingFlow final : public Flow {
@@ -90,7 +90,7 @@ private:
     Role role_ = kPlain;
     size_t block_, bytes_;
     adapt2_reduction_t op_;
-    RingCopy input_, output_;
+    UserRange input_, output_;
     BufferPool &pool_;
     char *work_ = nullptr;     // p blocks
     char *scratch_ = nullptr;  // receives; the pair's message first (a taker: the giver's

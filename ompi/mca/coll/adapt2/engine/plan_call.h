@@ -15,6 +15,9 @@
 
 namespace adapt2 {
 
+// A reduction's own contribution: in the result buffer when in place.
+inline const adapt2_buffer_t &own_data(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
+
 // What a plan knows of the communicator: the same on every rank.
 struct CallShape {
     int size = 1;   // ranks

@@ -17,7 +17,6 @@
 
 #include "buffer_pool.h"
 #include "flow.h"
-#include "ring_flow.h"
 #include "user_data.h"
 
 namespace adapt2 {
@@ -32,7 +31,7 @@ struct RecDoublingArgs {
     adapt2_reduction_t op{};
     // Staged (result is nullptr): the contribution packed from `stage_in`,
     // the result unpacked into `stage_out` once the last exchange is over.
-    RingCopy stage_in, stage_out;
+    UserRange stage_in, stage_out;
 };
 
 class RecDoublingFlow final : public Flow {
@@ -65,7 +64,7 @@ private:
     char *result_;
     size_t bytes_;
     bool staged_;
-    RingCopy stage_out_;
+    UserRange stage_out_;
     adapt2_reduction_t op_;
     BufferPool &pool_;
     std::vector<char *> tmp_;        // the partner's data

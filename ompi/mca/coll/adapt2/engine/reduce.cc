@@ -48,26 +48,23 @@ void plan_gpu_combine(Comm &comm, ReduceArgs *a, const Tree &tree, int root) {
     a->device_pool = &device->device_pool();
 }
 
-// A reduction's contribution: in the result buffer when in place.
-const adapt2_buffer_t &own_of(const adapt2_call_t &c) { return c.in_place ? c.recv : c.send; }
-
 }  // namespace
 
 int tags_of_reduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
-    const size_t bytes = own_of(call).bytes, unit = call.reduction.unit_bytes;
+    const size_t bytes = own_data(call).bytes, unit = call.reduction.unit_bytes;
     if (unit == 0) return 1;  // refused by start_reduce
     return call_tags(call.settings.tree, Segments(bytes, plan.tree.segment_bytes, unit), bytes);
 }
 
 int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
-    const adapt2_buffer_t &own = own_of(call), &result = call.recv;
+    const adapt2_buffer_t &own = own_data(call), &result = call.recv;
     const bool in_place = call.in_place != 0;
     const adapt2_reduction_t &op = call.reduction;
     const int root = call.root;
     const adapt2_reduce_settings_t settings{call.settings.tree, call.settings.reproducible};
     const BcastPlan &plan = planned.tree;
     Grace **grace = reinterpret_cast<Grace **>(call.grace);
-    if (root < 0 || root >= comm.size() || op.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
+    if (root < 0 || root >= comm.size() || op.unit_bytes == 0) return ADAPT2_STATUS_BAD_PARAM;
     const bool on_device = (in_place && comm.rank() == root ? result : own).on_device ||
                            (comm.rank() == root && result.on_device);
     int error = 0;
@@ -176,7 +173,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
     const auto algorithm = static_cast<adapt2_allreduce_algorithm_t>(planned.algorithm);
     const char *rule = planned.algorithm_rule;
     const BcastPlan &plan = planned.tree;
-    if (op.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
+    if (op.unit_bytes == 0) return ADAPT2_STATUS_BAD_PARAM;
     // Device buffers take the tree (plan_call makes every rank pick it while
     // device support is on, so that ranks with host buffers agree).
     const bool on_device = result.on_device || (!in_place && own.on_device);

@@ -68,7 +68,7 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     a.size = comm.size();
     a.tag = tag;
     a.block_bytes = block;
-    a.own = call.in_place ? RingCopy{call.recv, mine, 0, block} : RingCopy{call.send, 0, 0, block};
+    a.own = call.in_place ? UserRange{call.recv, mine, 0, block} : UserRange{call.send, 0, 0, block};
     a.result = call.recv;
     return start_one_flow<BruckFlow>(comm, call, a, call.recv.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
@@ -99,13 +99,11 @@ int start_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &plan,
     // This rank's block: from the send buffer, or in place from the receive
     // buffer (nothing to copy when that is the working buffer).
     a.fill = !(call.in_place && a.work == call.recv.contig);
-    a.fill_from = call.in_place ? RingCopy{call.recv, mine, mine, block} : RingCopy{call.send, 0, mine, block};
+    a.fill_from = call.in_place ? UserRange{call.recv, mine, mine, block} : UserRange{call.send, 0, mine, block};
     return start_one_flow<RingFlow>(comm, call, a, a.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
 
 namespace {
-
-const adapt2_buffer_t &rsb_input(const adapt2_call_t &call) { return call.in_place ? call.recv : call.send; }
 
 int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     HalvingArgs a;
@@ -114,7 +112,7 @@ int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) 
     a.tag = tag;
     a.block_bytes = block;
     a.op = call.reduction;
-    a.input = {rsb_input(call), 0, 0, block * static_cast<size_t>(comm.size())};
+    a.input = {own_data(call), 0, 0, block * static_cast<size_t>(comm.size())};
     a.output = {call.recv, 0, 0, block};
     return start_one_flow<HalvingFlow>(comm, call, a, a.input.bytes, TraceColl::reduce_scatter_block,
                                        Counter::reduce_scatter_block_calls);
@@ -128,8 +126,8 @@ int tags_of_reduce_scatter_block(const Comm &, const adapt2_call_t &call, const 
 }
 
 int start_reduce_scatter_block(Comm &comm, const adapt2_call_t &call, const CallPlan &plan, int tag) {
-    if (call.reduction.unit_bytes == 0) return -5;  // OMPI_ERR_BAD_PARAM
-    const adapt2_buffer_t &input = rsb_input(call);
+    if (call.reduction.unit_bytes == 0) return ADAPT2_STATUS_BAD_PARAM;
+    const adapt2_buffer_t &input = own_data(call);
     const size_t block = input.bytes / static_cast<size_t>(comm.size());
     const int algorithm = plan.algorithm;
     if (comm.logs(20)) {

@@ -72,21 +72,16 @@ RingFlow::Piece RingFlow::piece(int m, bool to_right) const {
 
 bool RingFlow::final_combine(int m) const { return m / k_ == rs_steps_ - 1; }
 
-int copy_into_work(const RingCopy &c, char *work) { return UserData(c.user).read(c.from, c.bytes, work + c.to); }
-
-int copy_to_user(const RingCopy &c, size_t user_offset, const char *src, size_t bytes) {
-    return UserData(c.user).write(user_offset, bytes, src);
-}
 
 void RingFlow::fill() {
-    const RingCopy &c = fill_from_;
+    const UserRange &c = fill_from_;
     int rc = copy_into_work(c, work_);
     if (rc != 0) schedule_.fail_conversion(rc, "packing into the ring's working buffer", c.from, c.bytes);
 }
 
 // Bytes of the working buffer that are final go to the user's buffer.
 void RingFlow::deliver(const Piece &p) {
-    const RingCopy &c = deliver_to_;
+    const UserRange &c = deliver_to_;
     if (p.bytes == 0) return;
     if (p.offset < c.to || p.offset + p.bytes > c.to + c.bytes) {
         schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR,

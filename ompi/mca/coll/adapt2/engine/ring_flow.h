@@ -30,19 +30,6 @@
 
 namespace adapt2 {
 
-// Bytes [from, from + bytes) of a user buffer's packed stream, at `to` in
-// the working buffer (or back).
-struct RingCopy {
-    adapt2_buffer_t user{};
-    size_t from = 0;
-    size_t to = 0;
-    size_t bytes = 0;
-};
-// The copy into `work` (0 or the convertor's error), and `bytes` of `src`
-// out to the user's packed stream at `user_offset`.
-int copy_into_work(const RingCopy &c, char *work);
-int copy_to_user(const RingCopy &c, size_t user_offset, const char *src, size_t bytes);
-
 struct RingArgs {
     int rank = 0;
     int size = 1;
@@ -55,9 +42,9 @@ struct RingArgs {
     bool allgather = true;
     adapt2_reduction_t op{};    // reduce-scatter only
     bool fill = false;          // copy `fill_from` into the working buffer at start
-    RingCopy fill_from;
+    UserRange fill_from;
     bool deliver = false;       // copy final bytes [to, to + bytes) of work into the user's buffer
-    RingCopy deliver_to;        // (`to` is the working-buffer side, `from` the user's offset of `to`)
+    UserRange deliver_to;        // (`to` is the working-buffer side, `from` the user's offset of `to`)
     bool work_borrowed = false; // the working buffer came from the pool: give it back at the end
     size_t segment_bytes = 0;
     int recv_window = 4;
@@ -107,7 +94,7 @@ private:
     int k_ = 1;                         // segments per block
     int messages_ = 0;                  // each way
     bool fill_, deliver_, work_borrowed_;
-    RingCopy fill_from_, deliver_to_;
+    UserRange fill_from_, deliver_to_;
     BufferPool &pool_;
     StagingRing staging_;               // reduce-scatter receives land here first
     int next_recv_ = 0, next_send_ = 0;

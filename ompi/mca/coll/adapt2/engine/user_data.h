@@ -47,6 +47,24 @@ private:
     adapt2_buffer_t b_;
 };
 
+// Bytes [from, from + bytes) of a user buffer's packed stream, at `to` in a
+// flow's working buffer (or back): what the ring, Bruck, halving and
+// recursive-doubling flows fill their buffers from and deliver to.
+struct UserRange {
+    adapt2_buffer_t user{};
+    size_t from = 0;
+    size_t to = 0;
+    size_t bytes = 0;
+};
+// The range into `work` (0 or the convertor's error), and `bytes` of `src`
+// out to the user's packed stream at `user_offset`.
+inline int copy_into_work(const UserRange &r, char *work) {
+    return UserData(r.user).read(r.from, r.bytes, work + r.to);
+}
+inline int copy_to_user(const UserRange &r, size_t user_offset, const char *src, size_t bytes) {
+    return UserData(r.user).write(user_offset, bytes, src);
+}
+
 }  // namespace adapt2
 
 #endif
