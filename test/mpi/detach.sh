@@ -75,7 +75,7 @@ fi
 if grep -q "UCX: context and worker created" "$ADAPT2_BUILDDIR/.libs/mca_coll_adapt2.so" 2>/dev/null; then
     T="--mca coll_adapt2_transport ucx"
     check "adapt2 UCX transport: np 4, delayed ranks" 4 $T -- "$D" -t delay -n 32
-    check "adapt2 UCX transport: np 5, buffer reuse" 5 $T $NOCHECK -- "$D" -t reuse -n 24
+    full_only && check "adapt2 UCX transport: np 5, buffer reuse" 5 $T $NOCHECK -- "$D" -t reuse -n 24
     full_only && check "adapt2 UCX transport: np 5, 300 calls on 3 communicators" 5 $T -- "$D" -t comms
     full_only && check "adapt2 UCX transport: np 4, cap 256 KiB" 4 $T $CAP -- "$D" -t cap --refused yes
     check "adapt2 UCX transport: np 4, MPI_THREAD_SINGLE, the progress thread drives adapt2's worker" 4 $T $PT \

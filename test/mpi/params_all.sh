@@ -592,7 +592,8 @@ if [ "${ACCEPTS[trace]}" = own ]; then
     ACCEPTS[trace]=any
     n=0
     long=$(printf 'x%.0s' {1..300})
-    for v in "${BAD[@]}" "$WORK/no/such/dir/t" "$long"; do
+    # a prefix is any string: abc stands for the numbers and junk of BAD
+    for v in abc "" "$WORK/no/such/dir/t" "$long"; do
         run_no=$((run_no + 1))
         mkdir -p "$WORK/t$run_no"
         (cd "$WORK/t$run_no" && launch "$WORK/t$run_no.out" "OMPI_MCA_coll_adapt2_trace=$v" -- "${BCAST_OWN[@]}")
