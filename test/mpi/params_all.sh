@@ -93,6 +93,8 @@ allreduce_ring_max_bytes          range
 allreduce_recdoubling_max_bytes   range
 allgather_algorithm               names                  ring
 allgather_bruck_max_bytes         range                  ring
+allgather_multi_level_max_bytes   range                  ring
+allgather_multi_level_pipeline_min_bytes range         ring
 allgather_segment_size            range                  ring
 reduce_scatter_block_algorithm    names                  ring
 reduce_scatter_block_halving_max_bytes range             ring

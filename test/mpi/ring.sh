@@ -36,7 +36,16 @@ if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
 else
     echo "skip: this Open MPI has no pml ucx"
 fi
-# Multi-level layout (2 nodes declared) with a large derived type, both transports.
+# The multi-level allgather (auto across nodes below allgather_multi_level_max_bytes), with
+# round-robin nodes (node order is not rank order): every type, in place or not, blocking or not.
+expect_output "np 5, nodes cyclic:2, allgather multi-level (auto), every type" "allgather of [0-9]+ bytes: (ring|Bruck)" \
+    0 5 --mca coll_adapt2_nodes cyclic:2 --mca coll_adapt2_verbose 20 -- "$BIN/ring_check" --colls allgather \
+    --segsizes 0 --counts 0,1,7,1000
+check "np 7, uneven nodes cyclic:3, allgather multi_level forced, large too" 7 --mca coll_adapt2_nodes cyclic:3 \
+    --mca coll_adapt2_allgather_algorithm multi_level -- "$BIN/ring_check" --colls allgather --segsizes 0 \
+    --types int,vec --counts 1,$((40000 / BIG_DIV))
+# Multi-level layout (2 nodes declared; the multi-level allgather at 5000, the ring at the
+# larger count) with a large derived type, both transports.
 for t in pml ucx; do
     check "np 4, nodes block:2, large vector type, transport $t" 4 --mca coll_adapt2_nodes block:2 \
         --mca coll_adapt2_transport $t -- "$BIN/ring_check" --types vec --ops sum \

@@ -17,12 +17,13 @@ const CallShape kShape{4, 1};
 
 // The algorithm plan_call picks for an allgather of `all_bytes` (all p
 // blocks together) with these settings, and (rule) the rule that did.
-int allgather_plan(const adapt2_call_settings_t &s, size_t all_bytes, const char **rule = nullptr) {
+int allgather_plan(const adapt2_call_settings_t &s, size_t all_bytes, const char **rule = nullptr,
+                   CallShape shape = kShape) {
     adapt2_call_t c{};
     c.collective = ADAPT2_COLL_ALLGATHER;
     c.settings = s;
     c.recv.bytes = all_bytes;
-    const CallPlan p = plan_call(c, kShape);
+    const CallPlan p = plan_call(c, shape);
     if (rule) *rule = p.algorithm_rule;
     return p.algorithm;
 }
@@ -168,7 +169,8 @@ void test_algorithm_names_match_the_engine(void **) {
     const char *allgather = defaults::allgather_algorithm_names;
     assert_int_equal(position(allgather, "ring"), ADAPT2_ALLGATHER_RING);
     assert_int_equal(position(allgather, "bruck"), ADAPT2_ALLGATHER_BRUCK);
-    assert_int_equal(position(allgather, "previous"), ADAPT2_ALLGATHER_BRUCK + 1);
+    assert_int_equal(position(allgather, "multi_level"), ADAPT2_ALLGATHER_MULTI_LEVEL);
+    assert_int_equal(position(allgather, "previous"), ADAPT2_ALLGATHER_MULTI_LEVEL + 1);
     const char *rsb = defaults::reduce_scatter_block_algorithm_names;
     assert_int_equal(position(rsb, "ring"), ADAPT2_REDUCE_SCATTER_RING);
     assert_int_equal(position(rsb, "recursive_halving"), ADAPT2_REDUCE_SCATTER_HALVING);
@@ -203,20 +205,39 @@ void test_node_level_rule(void **) {
     assert_true(plan_bcast(s, 1 << 20, 2000, 1000).levels.node == pipeline);
 }
 
-// Allgather: Bruck below allgather_bruck_max_bytes (all blocks together),
-// the ring from there; a forced algorithm is obeyed.
+// Allgather: across nodes with multi-level trees on, multi-level below
+// allgather_multi_level_max_bytes; else Bruck below allgather_bruck_max_bytes
+// (all blocks together), the ring from there; a forced algorithm is obeyed.
 void test_allgather_rules(void **) {
     adapt2_call_settings_t s{};
     s.tree = defaults();
     s.bruck_max_bytes = 64 << 10;
+    s.multi_level_max_bytes = 1 << 20;
     s.algorithm = ADAPT2_ALLGATHER_AUTO;
     assert_int_equal(allgather_plan(s, 0), ADAPT2_ALLGATHER_BRUCK);
     assert_int_equal(allgather_plan(s, (64 << 10) - 1), ADAPT2_ALLGATHER_BRUCK);
     assert_int_equal(allgather_plan(s, 64 << 10), ADAPT2_ALLGATHER_RING);
+    const CallShape four_nodes{8, 4};
+    assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_BRUCK);  // topology off
+    s.tree.topology = 1;
+    assert_int_equal(allgather_plan(s, 8), ADAPT2_ALLGATHER_BRUCK);  // one node
+    assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_MULTI_LEVEL);
+    assert_int_equal(allgather_plan(s, (1 << 20) - 1, nullptr, four_nodes), ADAPT2_ALLGATHER_MULTI_LEVEL);
+    assert_int_equal(allgather_plan(s, 1 << 20, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
+    adapt2_call_t g{};  // below allgather_multi_level_pipeline_min_bytes: the result down at once
+    g.collective = ADAPT2_COLL_ALLGATHER;
+    g.settings = s;
+    g.settings.pipeline_min_bytes = 1 << 16;
+    g.recv.bytes = (1 << 16) - 1;
+    assert_true(plan_call(g, four_nodes).whole_down);
+    g.recv.bytes = 1 << 16;
+    assert_false(plan_call(g, four_nodes).whole_down);
     s.algorithm = ADAPT2_ALLGATHER_RING;
-    assert_int_equal(allgather_plan(s, 8), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
     s.algorithm = ADAPT2_ALLGATHER_BRUCK;
     assert_int_equal(allgather_plan(s, 1 << 30), ADAPT2_ALLGATHER_BRUCK);
+    s.algorithm = ADAPT2_ALLGATHER_MULTI_LEVEL;
+    assert_int_equal(allgather_plan(s, 1 << 30), ADAPT2_ALLGATHER_MULTI_LEVEL);
 }
 
 // A call of `collective` with the default tree settings, detaching allowed.
@@ -375,7 +396,9 @@ void test_every_rule_is_named(void **) {
         a.bruck_max_bytes = 1 << 20;
         allgather_plan(a, 4, &rule), name(rule, "allgather");
     }
-    assert_int_equal(names.size(), tree_rules + 11);
+    a.algorithm = ADAPT2_ALLGATHER_AUTO, a.multi_level_max_bytes = 1 << 20;
+    allgather_plan(a, 4, &rule, CallShape{8, 4}), name(rule, "allgather across nodes");
+    assert_int_equal(names.size(), tree_rules + 12);
     adapt2_call_settings_t r{};
     r.halving_max_bytes = 1 << 16;
     for (int algorithm : {ADAPT2_REDUCE_SCATTER_AUTO, ADAPT2_REDUCE_SCATTER_RING, ADAPT2_REDUCE_SCATTER_HALVING}) {
@@ -385,7 +408,7 @@ void test_every_rule_is_named(void **) {
             reduce_scatter_plan(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
         }
     }
-    assert_int_equal(names.size(), tree_rules + 16);
+    assert_int_equal(names.size(), tree_rules + 17);
 }
 
 // Reduce_scatter_block: recursive halving below the threshold and for

@@ -1,4 +1,4 @@
-// Allgather (ring and Bruck) and Reduce_scatter_block over the fake network, under many
+// Allgather (ring, Bruck and multi-level) and Reduce_scatter_block over the fake network, under many
 // completion orders: every byte of every rank's result, for any p, block
 // sizes down to empty, segments smaller than a block or none, narrow and
 // wide windows, contiguous or strided (non-contiguous) send and receive
@@ -19,6 +19,12 @@ using namespace adapt2::test;
 
 namespace {
 
+std::string join(const std::vector<int> &v) {
+    std::string s;
+    for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+}
+
 struct Case {
     int collective = ADAPT2_COLL_ALLGATHER;
     int algorithm = ADAPT2_ALLGATHER_RING;  // the collective's (adapt2_bridge.h)
@@ -28,6 +34,8 @@ struct Case {
     size_t segment = 0;
     int recv_window = 4, send_window = 2;
     bool strided_send = false, strided_recv = false, in_place = false;
+    std::vector<int> nodes;      // per rank, when the ranks' nodes are known (empty: unknown)
+    bool whole_down = false;     // multi-level: the result goes down in one message
     NetworkOptions net;
 
     std::string str() const {
@@ -38,7 +46,10 @@ struct Case {
                       recv_window, send_window, strided_send ? "strided" : "contig",
                       strided_recv ? "strided" : "contig", in_place ? " in-place" : "",
                       static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
-        return s;
+        std::string out = s;
+        if (!nodes.empty()) out += " nodes=" + join(nodes);
+        if (whole_down) out += " whole-down";
+        return out;
     }
 };
 
@@ -80,6 +91,8 @@ adapt2_buffer_t describe(std::vector<char> &m, Strided &s, bool strided, size_t 
     return strided ? strided_buffer(&s, bytes) : contiguous_buffer(m.data(), bytes);
 }
 
+void check_node_links(const Case &c, FakeWorld &world, size_t block);
+
 void run_case(const Case &c) {
     const bool gather = c.collective == ADAPT2_COLL_ALLGATHER;
     const size_t unit = gather ? 1 : c.commutative ? 4 : 8, block = c.elems * unit, all = block * c.p;
@@ -87,6 +100,9 @@ void run_case(const Case &c) {
     const size_t recv_bytes = gather || c.in_place ? all : block;
     FakeWorld world(c.p, c.net);
     FakeNetwork &net = world.net;
+    if (!c.nodes.empty()) {
+        for (int r = 0; r < c.p; ++r) world.comm(r).set_topology(Topology{c.nodes, {}});
+    }
     std::vector<Rank> ranks(c.p);
     for (int r = 0; r < c.p; ++r) {
         Rank &k = ranks[r];
@@ -121,6 +137,7 @@ void run_case(const Case &c) {
         call.settings.tree.segment_size = c.segment;
         call.settings.tree.recv_window = c.recv_window;
         call.settings.tree.send_window = c.send_window;
+        call.settings.pipeline_min_bytes = c.whole_down ? SIZE_MAX : 0;
         call.done = on_done;
         call.ctx = &k.done;
         if (start_call(world.comm(r), call) != 0) fail_msg("%s: start failed", c.str().c_str());
@@ -150,6 +167,20 @@ void run_case(const Case &c) {
             if (k.recv[2 * i + 1] != 0x22) fail_msg("%s: rank %d: hole %zu written", c.str().c_str(), r, i);
     }
     if (net.unmatched() != 0) fail_msg("%s: %zu operations left unmatched", c.str().c_str(), net.unmatched());
+    if (gather && c.algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL) check_node_links(c, world, block);
+}
+
+// The multi-level allgather brings each node every other node's blocks
+// once: (nodes - 1) * p blocks cross between nodes in all, whatever the
+// placement (the ring sends p - 1 per rank, over a node link wherever the
+// next rank is elsewhere).
+void check_node_links(const Case &c, FakeWorld &world, size_t block) {
+    const int nodes = c.nodes.empty() ? 1 : Topology{c.nodes, {}}.nodes();
+    uint64_t crossed = 0;
+    for (int r = 0; r < c.p; ++r) crossed += world.comm(r).internode_bytes();
+    const uint64_t want = static_cast<uint64_t>(nodes - 1) * static_cast<uint64_t>(c.p) * block;
+    if (crossed != want) fail_msg("%s: %llu bytes crossed between nodes, expected %llu", c.str().c_str(),
+                                  static_cast<unsigned long long>(crossed), static_cast<unsigned long long>(want));
 }
 
 long sweep(int collective, int algorithm, bool commutative = true) {
@@ -176,6 +207,39 @@ void test_allgather(void **) {
 
 void test_bruck_allgather(void **) {
     std::printf("# %ld Bruck allgathers checked\n", sweep(ADAPT2_COLL_ALLGATHER, ADAPT2_ALLGATHER_BRUCK));
+}
+
+// Placements of p ranks on nodes: one node, nodes of 2 in blocks, 3 nodes
+// round-robin, uneven nodes with ids out of order, one rank per node.
+std::vector<std::vector<int>> placements(int p) {
+    std::vector<int> one(p, 0), pairs(p), cyclic(p), uneven(p), single(p);
+    for (int r = 0; r < p; ++r) {
+        pairs[r] = r / 2, cyclic[r] = r % 3, single[r] = 100 - r;
+        uneven[r] = r == 0 ? 7 : r < 4 ? 3 : r % 2 ? 7 : 5;  // node 7 leads, holds ranks 0, 5, 7, ...
+    }
+    return {{}, one, pairs, cyclic, uneven, single};
+}
+
+// The multi-level allgather on every placement, in every completion order,
+// contiguous and strided, in place or not, bundles down as they land or the
+// whole result at once: every byte, and the node links each crossed once
+// per block and node.
+void test_multi_level_allgather(void **) {
+    long runs = 0;
+    for (int p : {1, 2, 3, 5, 8})
+        for (size_t elems : {size_t{0}, size_t{1}, size_t{33}})
+            for (const std::vector<int> &nodes : placements(p))
+                for (int layout = 0; layout < 8; ++layout)
+                    for (const NetworkOptions &net : completion_orders(3)) {
+                        Case c;
+                        c.algorithm = ADAPT2_ALLGATHER_MULTI_LEVEL;
+                        c.p = p, c.elems = elems, c.nodes = nodes, c.net = net;
+                        c.strided_send = layout & 1, c.strided_recv = layout & 2, c.in_place = layout & 4;
+                        c.whole_down = (layout + static_cast<int>(net.seed)) % 2;
+                        run_case(c);
+                        ++runs;
+                    }
+    std::printf("# %ld multi-level allgathers checked\n", runs);
 }
 
 void test_reduce_scatter_block(void **) {
@@ -292,6 +356,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_bruck_allgather),
+        cmocka_unit_test(test_multi_level_allgather),
         cmocka_unit_test(test_reduce_scatter_block),
         cmocka_unit_test(test_halving_reduce_scatter_block),
         cmocka_unit_test(test_non_commutative_reduce_scatter_block),

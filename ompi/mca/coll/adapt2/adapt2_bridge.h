@@ -124,6 +124,7 @@ typedef enum adapt2_allgather_algorithm {
     ADAPT2_ALLGATHER_AUTO = 0,
     ADAPT2_ALLGATHER_RING,   /* p - 1 steps around a ring, pipelined by segments */
     ADAPT2_ALLGATHER_BRUCK,  /* ceil(log2 p) exchanges of doubling runs of blocks */
+    ADAPT2_ALLGATHER_MULTI_LEVEL, /* blocks to node leaders, bundles around their ring, then down */
 } adapt2_allgather_algorithm_t;
 
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
@@ -141,6 +142,8 @@ typedef struct adapt2_allreduce_settings {
     size_t ring_max_bytes;
     size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size */
     size_t bruck_max_bytes; /* allgather auto: Bruck while all p blocks are below this size */
+    size_t multi_level_max_bytes; /* allgather auto across nodes: multi-level below this size */
+    size_t pipeline_min_bytes;    /* multi-level allgather: bundles go down as they land from this size */
     size_t halving_max_bytes; /* reduce_scatter_block auto: recursive halving for blocks below this */
     int reproducible;
 } adapt2_allreduce_settings_t;

@@ -60,6 +60,9 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     call.settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_allgather_algorithm);
     mca_coll_adapt2_call_facts(&call.facts, value, blocking, false);
     call.settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
+    call.settings.multi_level_max_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_max_bytes);
+    call.settings.pipeline_min_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_pipeline_min_bytes);
+    mca_coll_adapt2_topology_settings(&call.settings.tree, module);
     int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
     if (OMPI_SUCCESS == rc && !call.in_place) {
         rc = mca_coll_adapt2_describe_buffer(req, 0, (void *) sbuf, scount, sdtype, &call.send);

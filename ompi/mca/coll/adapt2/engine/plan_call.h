@@ -33,6 +33,7 @@ struct CallPlan {
     int algorithm = 0;              // allreduce, allgather, reduce_scatter_block: never auto
     const char *algorithm_rule = "";  // the rule that chose it
     BcastPlan tree{};               // bcast, reduce and the tree allreduce: tree, segments, levels
+    bool whole_down = false;        // multi-level allgather: leaders send the result down in one message
 };
 
 // Every rank plans alike: nothing here may depend on one rank's buffers

@@ -1,5 +1,6 @@
 // Allgather and Reduce_scatter_block: one phase of the ring (ring_flow.h)
-// each; small allgathers take Bruck's algorithm (bruck_flow.h), small or
+// each; small allgathers take Bruck's algorithm (bruck_flow.h), those across
+// nodes the multi-level one (node_allgather_flow.h), small or
 // non-commutative reduce-scatters recursive halving (halving_flow.h). The
 // ring works in one contiguous buffer of p blocks: the user's receive buffer
 // where it can (a contiguous allgather), else a buffer from the
@@ -10,6 +11,7 @@
 #include "counters.h"
 #include "decision.h"
 #include "halving_flow.h"
+#include "node_allgather_flow.h"
 #include "ring_flow.h"
 #include "schedule.h"
 
@@ -56,6 +58,9 @@ int tags_of_allgather(const Comm &comm, const adapt2_call_t &call, const CallPla
     if (plan.algorithm == ADAPT2_ALLGATHER_BRUCK) {
         return BruckFlow::tags_needed(comm.size());
     }
+    if (plan.algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL) {
+        return NodeAllgatherFlow::tags_needed(comm.nodes());
+    }
     return RingFlow::tags_needed(call.settings.tree.send_window);
 }
 
@@ -73,17 +78,41 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     return start_one_flow<BruckFlow>(comm, call, a, call.recv.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
 
+int start_node_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &plan, int tag, size_t block) {
+    const size_t mine = block * static_cast<size_t>(comm.rank());
+    NodeAllgatherArgs a;
+    a.rank = comm.rank();
+    a.tag = tag;
+    a.block_bytes = block;
+    a.order = &comm.trees().node_order();
+    a.own = call.in_place ? UserRange{call.recv, mine, 0, block} : UserRange{call.send, 0, 0, block};
+    a.result = call.recv;
+    a.whole_down = plan.whole_down;
+    return start_one_flow<NodeAllgatherFlow>(comm, call, a, call.recv.bytes, TraceColl::allgather,
+                                             Counter::allgather_calls);
+}
+
+const char *allgather_name(const CallPlan &plan) {
+    if (plan.algorithm == ADAPT2_ALLGATHER_BRUCK) return "Bruck";
+    if (plan.algorithm != ADAPT2_ALLGATHER_MULTI_LEVEL) return "ring";
+    return plan.whole_down ? "multi-level (node bundles between leaders, the result down in one message)"
+                           : "multi-level (node bundles between leaders, each down as it lands)";
+}
+
 }  // namespace
 
 int start_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &plan, int tag) {
     const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
     const int algorithm = plan.algorithm;
     if (comm.logs(20)) {
-        comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1,
-                               algorithm == ADAPT2_ALLGATHER_BRUCK ? "Bruck" : "ring", plan.algorithm_rule));
+        comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1, allgather_name(plan),
+                               plan.algorithm_rule));
     }
     if (algorithm == ADAPT2_ALLGATHER_BRUCK) {
         return start_bruck(comm, call, tag, block);
+    }
+    if (algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL) {
+        return start_node_allgather(comm, call, plan, tag, block);
     }
     const size_t mine = block * static_cast<size_t>(comm.rank());
     RingArgs a = ring_args(comm, call, tag, block);

@@ -101,4 +101,35 @@ Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root) 
     return linker.finish(root);
 }
 
+bool NodeOrder::identity() const {
+    for (size_t i = 0; i < rank_at.size(); ++i) {
+        if (rank_at[i] != static_cast<int>(i)) return false;
+    }
+    return true;
+}
+
+NodeOrder node_order(const Topology &topo, int size) {
+    NodeOrder o;
+    o.node_of.assign(static_cast<size_t>(size), 0);
+    std::map<int, int> index;  // node id -> index, in order of first rank
+    std::vector<int> count;
+    for (int r = 0; r < size && !topo.empty(); ++r) {
+        auto [n, added] = index.emplace(topo.node[r], static_cast<int>(count.size()));
+        if (added) count.push_back(0);
+        o.node_of[r] = n->second;
+        ++count[n->second];
+    }
+    if (count.empty()) count.push_back(size);
+    o.first.assign(count.size() + 1, 0);
+    for (size_t n = 0; n < count.size(); ++n) o.first[n + 1] = o.first[n] + count[n];
+    std::vector<int> next(o.first.begin(), o.first.end() - 1);
+    o.rank_at.assign(static_cast<size_t>(size), 0);
+    o.position.assign(static_cast<size_t>(size), 0);
+    for (int r = 0; r < size; ++r) {
+        const int at = next[o.node_of[r]]++;
+        o.rank_at[at] = r, o.position[r] = at;
+    }
+    return o;
+}
+
 }  // namespace adapt2

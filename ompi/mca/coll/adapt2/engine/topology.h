@@ -47,6 +47,26 @@ struct LevelSpecs {
 // behind the slowest links are served first.
 Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root);
 
+// The ranks in node order: nodes in order of their lowest rank, each node's
+// ranks ascending. A node's ranks sit at consecutive positions, so whatever
+// one node holds is one run of positions (the multi-level allgather's node
+// bundles). With block placement (nodes' ranks consecutive) the order is
+// the identity.
+struct NodeOrder {
+    std::vector<int> rank_at;   // per position: the rank there
+    std::vector<int> position;  // per rank: its position
+    std::vector<int> node_of;   // per rank: its node's index in the order
+    std::vector<int> first;     // per node index: its first position; first[nodes()] = size
+
+    int nodes() const { return static_cast<int>(first.size()) - 1; }
+    int ranks_on(int node) const { return first[node + 1] - first[node]; }
+    int leader(int node) const { return rank_at[first[node]]; }  // the node's lowest rank
+    bool identity() const;
+};
+
+// From `topo`, or (empty topology) one node of `size` ranks.
+NodeOrder node_order(const Topology &topo, int size);
+
 }  // namespace adapt2
 
 #endif

@@ -30,4 +30,10 @@ std::shared_ptr<const Tree> TreeCache::get_levels(const LevelSpecs &levels, int 
         [&] { return build_level_tree(topology_, levels, root); }, Entry{true, {}, levels, root, nullptr});
 }
 
+const NodeOrder &TreeCache::node_order() {
+    std::lock_guard<std::mutex> hold(lock_);
+    if (!node_order_) node_order_ = std::make_unique<const NodeOrder>(adapt2::node_order(topology_, size_));
+    return *node_order_;
+}
+
 }  // namespace adapt2

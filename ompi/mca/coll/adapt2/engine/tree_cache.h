@@ -16,7 +16,8 @@ namespace adapt2 {
 
 class TreeCache {
 public:
-    explicit TreeCache(int comm_size, size_t capacity = 32) : size_(comm_size), capacity_(capacity) {}
+    explicit TreeCache(int comm_size, size_t capacity = 32)
+        : size_(comm_size), capacity_(capacity) {}
     // A communicator whose ranks' places are known (multi-level trees).
     explicit TreeCache(Topology topology, size_t capacity = 32)
         : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)),
@@ -27,6 +28,9 @@ public:
     std::shared_ptr<const Tree> get_levels(const LevelSpecs &levels, int root);
     const Topology &topology() const { return topology_; }
     int nodes() const { return nodes_; }  // counted once: decisions read it every call
+    // Built at the first use (p entries: communicators that never gather
+    // spend nothing on it), then read-only.
+    const NodeOrder &node_order();
 
 private:
     struct Entry {
@@ -43,6 +47,7 @@ private:
     size_t capacity_;
     Topology topology_;
     int nodes_ = 1;
+    std::unique_ptr<const NodeOrder> node_order_;
     std::mutex lock_;           // taken once per collective call, never per segment
     std::list<Entry> entries_;  // most recently used first
 };
