@@ -224,6 +224,8 @@ void test_allgather_rules(void **) {
     assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_MULTI_LEVEL);
     assert_int_equal(allgather_plan(s, (1 << 20) - 1, nullptr, four_nodes), ADAPT2_ALLGATHER_MULTI_LEVEL);
     assert_int_equal(allgather_plan(s, 1 << 20, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
+    const CallShape round_robin{8, 4, false};  // the ring would cross node links at every step
+    assert_int_equal(allgather_plan(s, 1 << 30, nullptr, round_robin), ADAPT2_ALLGATHER_MULTI_LEVEL);
     adapt2_call_t g{};  // below allgather_multi_level_pipeline_min_bytes: the result down at once
     g.collective = ADAPT2_COLL_ALLGATHER;
     g.settings = s;
@@ -398,7 +400,8 @@ void test_every_rule_is_named(void **) {
     }
     a.algorithm = ADAPT2_ALLGATHER_AUTO, a.multi_level_max_bytes = 1 << 20;
     allgather_plan(a, 4, &rule, CallShape{8, 4}), name(rule, "allgather across nodes");
-    assert_int_equal(names.size(), tree_rules + 12);
+    allgather_plan(a, 4, &rule, CallShape{8, 4, false}), name(rule, "allgather across nodes, round-robin");
+    assert_int_equal(names.size(), tree_rules + 13);
     adapt2_call_settings_t r{};
     r.halving_max_bytes = 1 << 16;
     for (int algorithm : {ADAPT2_REDUCE_SCATTER_AUTO, ADAPT2_REDUCE_SCATTER_RING, ADAPT2_REDUCE_SCATTER_HALVING}) {
@@ -408,7 +411,7 @@ void test_every_rule_is_named(void **) {
             reduce_scatter_plan(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
         }
     }
-    assert_int_equal(names.size(), tree_rules + 17);
+    assert_int_equal(names.size(), tree_rules + 18);
 }
 
 // Reduce_scatter_block: recursive halving below the threshold and for

@@ -152,6 +152,32 @@ void test_multi_level_detection(void **) {
     if (block(8, 2).nodes() != 4 || cyclic(7, 3).nodes() != 3) fail_msg("node count");
 }
 
+// Block placement (each node's ranks consecutive), and the node order the
+// multi-level allgather works in: nodes by lowest rank, ranks ascending.
+void test_node_order(void **) {
+    if (!block(7, 3).nodes_in_blocks() || !Topology{}.nodes_in_blocks()) fail_msg("blocks not seen");
+    if (cyclic(8, 2).nodes_in_blocks()) fail_msg("round-robin taken for blocks");
+    if (Topology{{5, 5, 9, 9, 5}, {}}.nodes_in_blocks()) fail_msg("a node's second run missed");
+    if (!node_order(block(7, 3), 7).identity()) fail_msg("block placement: the identity order");
+    const NodeOrder o = node_order(Topology{{9, 4, 9, 4, 4}, {}}, 5);
+    if (o.rank_at != std::vector<int>({0, 2, 1, 3, 4}) || o.first != std::vector<int>({0, 2, 5}))
+        fail_msg("node order of 9,4,9,4,4 wrong");
+    if (o.leader(1) != 1 || o.ranks_on(1) != 3 || o.position[3] != 3 || o.node_of[2] != 0 || o.identity())
+        fail_msg("node order's lookups wrong");
+    for (int p : {1, 6, 13}) {
+        const Topology t = uneven(p, 7, false);
+        const NodeOrder u = node_order(t, p);
+        if (t.nodes_in_blocks() != u.identity()) fail_msg("uneven p=%d: blocks iff identity", p);
+        for (int at = 1; at < p; ++at) {
+            const int a = u.rank_at[at - 1], b = u.rank_at[at];
+            const bool same = t.node[a] == t.node[b];
+            if (u.position[b] != at || (same && a > b) || (!same && u.first[u.node_of[b]] != at))
+                fail_msg("uneven p=%d: position %d out of node order", p, at);
+        }
+    }
+    if (node_order(Topology{}, 4).nodes() != 1) fail_msg("no topology: one node");
+}
+
 void test_cache_keys(void **) {
     TreeCache cache(block(8, 2));
     auto a = cache.get_levels(kLevelShapes[0], 3), b = cache.get_levels(kLevelShapes[0], 3);
@@ -358,6 +384,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builder_all_placements_and_roots),
         cmocka_unit_test(test_multi_level_detection),
+        cmocka_unit_test(test_node_order),
         cmocka_unit_test(test_cache_keys),
         cmocka_unit_test(test_collectives_on_multi_level_trees),
         cmocka_unit_test(test_edge_levels),

@@ -32,7 +32,7 @@ void log_call_rule(const Comm &comm, const adapt2_call_t &call, const CallPlan &
                      ": call rule: " + plan.rule);
 }
 
-CallShape shape_of(const Comm &comm) { return {comm.size(), comm.nodes()}; }
+CallShape shape_of(const Comm &comm) { return {comm.size(), comm.nodes(), comm.nodes_in_blocks()}; }
 
 // Plans the call and starts it with the tag block `tag`, or (tag < 0) the
 // one reserved for it.

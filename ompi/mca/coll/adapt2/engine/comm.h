@@ -65,6 +65,7 @@ public:
     void set_topology(Topology topology) { trees_ = std::make_shared<TreeCache>(std::move(topology)); }
     const Topology &topology() const { return trees_->topology(); }
     int nodes() const { return trees_->nodes(); }
+    bool nodes_in_blocks() const { return trees_->nodes_in_blocks(); }
     bool is_remote(int peer) const { return !topology().same_node(rank_, peer); }
 
     // Segments and bytes this rank sent to other nodes (added once per call).

@@ -194,11 +194,13 @@ void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels])
 namespace {
 
 // Allgather of p blocks, `all_bytes` in all: forced, or auto: across nodes
-// (multi-level trees on) the multi-level allgather below
-// settings.multi_level_max_bytes; else Bruck's log2(p) exchanges below
+// (multi-level trees on) the multi-level allgather, except from
+// settings.multi_level_max_bytes with block placement, where the flat
+// ring's pipeline measured faster (with other placements the ring crosses
+// node links at every step); else Bruck's log2(p) exchanges below
 // settings.bruck_max_bytes, the ring from there.
-adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, int nodes,
-                                             const char **rule) {
+adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes,
+                                             const CallShape &shape, const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
     if (s.algorithm == ADAPT2_ALLGATHER_RING || s.algorithm == ADAPT2_ALLGATHER_BRUCK ||
@@ -206,9 +208,15 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
         why = "allgather_algorithm forces it";
         return static_cast<adapt2_allgather_algorithm_t>(s.algorithm);
     }
-    if (s.tree.topology && nodes > 1 && all_bytes < s.multi_level_max_bytes) {
-        why = "auto, across nodes and all blocks below allgather_multi_level_max_bytes: multi-level";
-        return ADAPT2_ALLGATHER_MULTI_LEVEL;
+    if (s.tree.topology && shape.nodes > 1) {
+        if (!shape.nodes_in_blocks) {
+            why = "auto, across nodes whose ranks are not consecutive: multi-level";
+            return ADAPT2_ALLGATHER_MULTI_LEVEL;
+        }
+        if (all_bytes < s.multi_level_max_bytes) {
+            why = "auto, across nodes and all blocks below allgather_multi_level_max_bytes: multi-level";
+            return ADAPT2_ALLGATHER_MULTI_LEVEL;
+        }
     }
     const bool bruck = all_bytes < s.bruck_max_bytes;
     why = bruck ? "auto, all blocks below allgather_bruck_max_bytes: Bruck" : "auto, from allgather_bruck_max_bytes: the ring";
@@ -261,7 +269,7 @@ void plan_allreduce_call(const adapt2_call_t &c, const CallShape &shape, CallPla
 }
 
 void plan_allgather_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
-    p->algorithm = choose_allgather(p->settings, c.recv.bytes, shape.nodes, &p->algorithm_rule);
+    p->algorithm = choose_allgather(p->settings, c.recv.bytes, shape, &p->algorithm_rule);
     p->whole_down = c.recv.bytes < p->settings.pipeline_min_bytes;
 }
 

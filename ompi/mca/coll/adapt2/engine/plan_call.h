@@ -22,6 +22,7 @@ inline const adapt2_buffer_t &own_data(const adapt2_call_t &c) { return c.in_pla
 struct CallShape {
     int size = 1;   // ranks
     int nodes = 1;  // nodes it spans (multi-level plans)
+    bool nodes_in_blocks = true;  // each node's ranks are consecutive (block placement)
 };
 
 struct CallPlan {

@@ -77,6 +77,16 @@ private:
 
 int Topology::nodes() const { return static_cast<int>(std::set<int>(node.begin(), node.end()).size()); }
 
+bool Topology::nodes_in_blocks() const {
+    std::set<int> left;  // nodes whose run of ranks has ended
+    for (int r = 1; r < size(); ++r) {
+        if (node[r] == node[r - 1]) continue;
+        left.insert(node[r - 1]);
+        if (left.count(node[r])) return false;  // a node's second run
+    }
+    return true;
+}
+
 bool Topology::multi_level() const {
     if (nodes() > 1) return true;
     return !numa.empty() && std::set<int>(numa.begin(), numa.end()).size() > 1;

@@ -27,6 +27,8 @@ struct Topology {
     // multi-level tree differs from a flat one.
     bool multi_level() const;
     bool same_node(int a, int b) const { return node.empty() || node[a] == node[b]; }
+    // Each node's ranks are consecutive (block placement; also: unknown).
+    bool nodes_in_blocks() const;
 };
 
 // The levels of a multi-level tree, slowest first; Tree::edge_level() of a

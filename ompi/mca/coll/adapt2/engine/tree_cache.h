@@ -21,13 +21,14 @@ public:
     // A communicator whose ranks' places are known (multi-level trees).
     explicit TreeCache(Topology topology, size_t capacity = 32)
         : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)),
-          nodes_(topology_.empty() ? 1 : topology_.nodes()) {}
+          nodes_(topology_.empty() ? 1 : topology_.nodes()), nodes_in_blocks_(topology_.nodes_in_blocks()) {}
 
     std::shared_ptr<const Tree> get(const TreeSpec &spec, int root);
     // Needs a topology (without one: the flat tree of levels.core).
     std::shared_ptr<const Tree> get_levels(const LevelSpecs &levels, int root);
     const Topology &topology() const { return topology_; }
     int nodes() const { return nodes_; }  // counted once: decisions read it every call
+    bool nodes_in_blocks() const { return nodes_in_blocks_; }
     // Built at the first use (p entries: communicators that never gather
     // spend nothing on it), then read-only.
     const NodeOrder &node_order();
@@ -47,6 +48,7 @@ private:
     size_t capacity_;
     Topology topology_;
     int nodes_ = 1;
+    bool nodes_in_blocks_ = true;
     std::unique_ptr<const NodeOrder> node_order_;
     std::mutex lock_;           // taken once per collective call, never per segment
     std::list<Entry> entries_;  // most recently used first
