@@ -7,6 +7,7 @@
 #include "decision.h"
 #include "param_defaults.h"
 #include "plan_call.h"
+#include "rules.h"
 
 using namespace adapt2;
 
@@ -431,6 +432,154 @@ void test_reduce_scatter_rules(void **) {
     assert_int_equal(reduce_scatter_plan(s, 1, true), ADAPT2_REDUCE_SCATTER_RING);
 }
 
+
+// ---- the user's decision table (rules.h, coll_adapt2_rules) -------------
+
+RuleTable parsed(const std::string &text) {
+    RuleTable t;
+    std::string error;
+    if (!RuleTable::parse(text, "f", &t, &error)) fail_msg("rejected: %s", error.c_str());
+    return t;
+}
+
+// What parse says of `text`: "" when accepted, else its message.
+std::string rejection(const std::string &text) {
+    RuleTable t;
+    std::string error;
+    return RuleTable::parse(text, "f", &t, &error) ? "" : error;
+}
+
+void test_rules_parse(void **) {
+    const RuleTable t = parsed(
+        "# a comment first\n"
+        "adapt2-rules 1   # the version\n"
+        "\n"
+        "allreduce 2-8 * 0-4K algorithm=recursive_doubling\n"
+        "bcast * 2- 64K- algorithm=chain chains=3 segment_size=16K recv_window=8 send_window=3\n"
+        "reduce 4 1 1M previous\n"
+        "* * * * fanout=5 radix=16\n"
+        "allgather * * * algorithm=previous\n");
+    assert_int_equal(t.size(), 5);
+    const Rule &a = t[0], &b = t[1], &r = t[2], &any = t[3], &g = t[4];
+    assert_int_equal(a.collective, ADAPT2_COLL_ALLREDUCE);
+    assert_int_equal(a.algorithm, ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_true(a.ranks.lo == 2 && a.ranks.hi == 8 && a.bytes.lo == 0 && a.bytes.hi == 4096);
+    assert_true(a.nodes.lo == 0 && a.nodes.hi == UINT64_MAX);
+    assert_int_equal(b.algorithm, ADAPT2_ALG_CHAIN);
+    assert_true(b.chains == 3 && b.segment_size == 16384 && b.recv_window == 8 && b.send_window == 3);
+    assert_true(b.nodes.lo == 2 && b.nodes.hi == UINT64_MAX && b.bytes.lo == 65536);
+    assert_true(r.previous && r.ranks.lo == 4 && r.ranks.hi == 4 && r.bytes.lo == (1u << 20) && r.bytes.hi == (1u << 20));
+    assert_true(any.collective == -1 && any.fanout == 5 && any.radix == 16 && any.algorithm == -1);
+    assert_true(g.previous && g.collective == ADAPT2_COLL_ALLGATHER);
+    assert_string_equal(a.where.c_str(), "f:4: allreduce 2-8 * 0-4K algorithm=recursive_doubling");
+}
+
+// Every kind of bad line is refused with its line number and reason.
+void test_rules_rejections(void **) {
+    const std::string h = "adapt2-rules 1\n";
+    const struct {
+        std::string text, says;
+    } bad[] = {
+        {"", "empty"},
+        {"bcast * * * previous\n", "f:1: the first line must be 'adapt2-rules 1'"},
+        {"adapt2-rules 2\n", "f:1: the first line must be"},
+        {h + "bcast * *\n", "f:2: expected: collective ranks nodes bytes"},
+        {h + "gather * * * previous\n", "f:2: unknown collective 'gather'"},
+        {h + "bcast x * * previous\n", "f:2: bad ranks range 'x'"},
+        {h + "bcast * 5-2 * previous\n", "f:2: bad nodes range '5-2'"},
+        {h + "bcast * * 4Q previous\n", "f:2: bad bytes range '4Q'"},
+        {h + "bcast * * * previous radix=2\n", "f:2: previous takes no other setting"},
+        {h + "bcast * * * radix\n", "f:2: 'radix' is not KEY=VALUE"},
+        {h + "bcast * * * radix=1\n", "f:2: radix=1: not a number in [2,"},
+        {h + "bcast * * * send_window=65\n", "f:2: send_window=65: not a number in [1, 64]"},
+        {h + "bcast * * * colour=red\n", "f:2: unknown setting 'colour'"},
+        {h + "* * * * algorithm=ring\n", "f:2: algorithm= needs one collective"},
+        {h + "allgather * * * algorithm=knomial\n", "f:2: unknown algorithm 'knomial' (known: auto,ring,bruck"},
+    };
+    for (const auto &b : bad) {
+        const std::string said = rejection(b.text);
+        if (said.find(b.says) == std::string::npos)
+            fail_msg("'%s': expected '%s', got '%s'", b.text.c_str(), b.says.c_str(), said.c_str());
+    }
+}
+
+// The first line that matches decides; ranges include both ends.
+void test_rules_match(void **) {
+    const RuleTable t = parsed(
+        "adapt2-rules 1\n"
+        "bcast 4 * 0-1K previous\n"
+        "bcast * 1 1K-64K algorithm=binary\n"
+        "* * 2-3 * fanout=3\n");
+    assert_int_equal(t.size(), 3);
+    assert_ptr_equal(t.match(ADAPT2_COLL_BCAST, CallShape{4, 1}, 1024), &t[0]);  // both match: the first
+    assert_ptr_equal(t.match(ADAPT2_COLL_BCAST, CallShape{5, 1}, 1024), &t[1]);
+    assert_ptr_equal(t.match(ADAPT2_COLL_BCAST, CallShape{5, 1}, 65536), &t[1]);
+    assert_null(t.match(ADAPT2_COLL_BCAST, CallShape{5, 1}, 65537));
+    assert_null(t.match(ADAPT2_COLL_REDUCE, CallShape{4, 1}, 8));
+    assert_ptr_equal(t.match(ADAPT2_COLL_REDUCE, CallShape{4, 3}, 8), &t[2]);
+    assert_null(t.match(ADAPT2_COLL_REDUCE, CallShape{4, 4}, 8));
+}
+
+// A call's size for the table: the whole message, whatever the collective.
+void test_rules_message_bytes(void **) {
+    adapt2_call_t c{};
+    c.send.bytes = 100, c.recv.bytes = 400;
+    for (int coll : {ADAPT2_COLL_BCAST, ADAPT2_COLL_ALLREDUCE, ADAPT2_COLL_ALLGATHER}) {
+        c.collective = coll;
+        assert_int_equal(message_bytes(c), 400);
+    }
+    for (int coll : {ADAPT2_COLL_REDUCE, ADAPT2_COLL_REDUCE_SCATTER_BLOCK}) {
+        c.collective = coll;
+        c.in_place = 0;
+        assert_int_equal(message_bytes(c), 100);
+        c.in_place = 1;  // the input is in the receive buffer
+        assert_int_equal(message_bytes(c), 400);
+    }
+}
+
+// plan_call with a table: a matching line sets the algorithm and settings
+// and names itself as the rule; `previous` hands the call on; a collective
+// whose algorithm the user set keeps it; calls no line matches are planned
+// as without a table.
+void test_rules_in_plan_call(void **) {
+    auto table = std::make_shared<RuleTable>(parsed(
+        "adapt2-rules 1\n"
+        "allreduce * * 0-4K algorithm=recursive_doubling\n"
+        "bcast * * 64K- algorithm=chain chains=2 segment_size=16K\n"
+        "reduce * * * previous\n"));
+    set_rule_table(table);
+    adapt2_call_t a = plain_call(ADAPT2_COLL_ALLREDUCE);
+    a.send.bytes = a.recv.bytes = 4096;
+    CallPlan p = plan_call(a, kShape);
+    assert_int_equal(p.algorithm, ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_string_equal(p.algorithm_rule, "f:2: allreduce * * 0-4K algorithm=recursive_doubling");
+    a.send.bytes = a.recv.bytes = 4100;  // no line: as without a table
+    adapt2_call_t plain = a;
+    set_rule_table(nullptr);
+    const CallPlan without = plan_call(plain, kShape);
+    set_rule_table(table);
+    assert_int_equal(plan_call(a, kShape).algorithm, without.algorithm);
+    a.settings.algorithm = ADAPT2_ALLREDUCE_RING;  // the user's parameter wins
+    a.send.bytes = a.recv.bytes = 64;
+    assert_int_equal(plan_call(a, kShape).algorithm, ADAPT2_ALLREDUCE_RING);
+
+    adapt2_call_t b = plain_call(ADAPT2_COLL_BCAST);
+    b.recv.bytes = 1 << 20;
+    p = plan_call(b, CallShape{16, 1});
+    assert_true(p.tree.tree.shape == TreeShape::chain && p.tree.tree.param == 2);
+    assert_int_equal(p.tree.segment_bytes, 16384);
+    assert_string_equal(p.tree.rule, "f:3: bcast * * 64K- algorithm=chain chains=2 segment_size=16K");
+
+    adapt2_call_t r = plain_call(ADAPT2_COLL_REDUCE);
+    r.send.bytes = r.recv.bytes = 8;
+    p = plan_call(r, kShape);
+    assert_true(p.previous);
+    assert_string_equal(p.rule, "f:4: reduce * * * previous");
+    r.settings.tree.algorithm = ADAPT2_ALG_BINOMIAL;
+    assert_false(plan_call(r, kShape).previous);
+    set_rule_table(nullptr);
+}
+
 }  // namespace
 
 int main() {
@@ -447,6 +596,11 @@ int main() {
         cmocka_unit_test(test_plan_call_rules),
         cmocka_unit_test(test_plan_call_plans_the_collective),
         cmocka_unit_test(test_every_rule_is_named),
+        cmocka_unit_test(test_rules_parse),
+        cmocka_unit_test(test_rules_rejections),
+        cmocka_unit_test(test_rules_match),
+        cmocka_unit_test(test_rules_message_bytes),
+        cmocka_unit_test(test_rules_in_plan_call),
     };
     return cmocka_run_group_tests_name("decision", tests, nullptr, nullptr);
 }

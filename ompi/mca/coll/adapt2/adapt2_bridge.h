@@ -228,6 +228,10 @@ adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2_transport_
 
 /* Tracing: on for this process from the first call; written at the end. */
 void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank);
+/* Reads the decision table at `path` (engine/rules.h; docs/rules.md) and
+ * makes it the process's: 0 and *rules lines, or an error with `why` (file,
+ * line, reason); the table stays as it was then. Call before any collective. */
+int mca_coll_adapt2_engine_load_rules(const char *path, int *rules, char *why, size_t why_len);
 int mca_coll_adapt2_engine_trace_write(const char *prefix);
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
 

@@ -146,6 +146,9 @@ bool mca_coll_adapt2_use_previous(const char *algorithm);
 void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
                                 bool user_op);
 /* Reports an invalid value once per parameter and value. */
+/* Reads coll_adapt2_rules' file into the engine, once per process (a bad
+ * file is reported by name, line and reason, and the built-in rules stay). */
+void mca_coll_adapt2_load_rules(void);
 void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
                                     const char *why);
 void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,

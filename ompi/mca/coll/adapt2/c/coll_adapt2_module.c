@@ -127,6 +127,7 @@ int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_thr
 {
     (void) enable_progress_threads;
     mca_coll_adapt2_component.thread_multiple = enable_mpi_threads;
+    mca_coll_adapt2_load_rules();
     return OMPI_SUCCESS;
 }
 

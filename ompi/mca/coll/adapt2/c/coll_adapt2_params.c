@@ -319,3 +319,18 @@ int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id)
     int alg = mca_coll_adapt2_param_enum(id);
     return mca_coll_adapt2_use_previous(names_of(id)->name[alg]) ? 0 : alg;
 }
+
+void mca_coll_adapt2_load_rules(void)
+{
+    const char *path = ADAPT2_STRING(rules);
+    char why[512];
+    int lines = 0;
+    if (NULL == path || '\0' == path[0]) {
+        return;
+    }
+    if (0 != mca_coll_adapt2_engine_load_rules(path, &lines, why, sizeof why)) {
+        mca_coll_adapt2_report_invalid("rules", path, "the built-in rules", why);
+        return;
+    }
+    ADAPT2_VERBOSE(10, "decision rules: %d line(s) from %s", lines, path);
+}

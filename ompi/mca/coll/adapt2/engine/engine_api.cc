@@ -1,6 +1,8 @@
 // C entry points of the engine (see adapt2_bridge.h). Nothing C++ may escape
 // into Open MPI: every exception becomes an error code here.
+#include <fstream>
 #include <new>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "schedule.h"
 #include "counters.h"
 #include "param_defaults.h"
+#include "rules.h"
 #include "trace.h"
 
 namespace {
@@ -94,6 +97,26 @@ void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank) {
     } catch (...) {
         // no memory for the trace: run untraced
     }
+}
+
+int mca_coll_adapt2_engine_load_rules(const char *path, int *rules, char *why, size_t why_len) {
+    std::string error;
+    const int rc = guarded([&] {
+        std::ifstream in(path);
+        if (!in) {
+            error = std::string(path) + ": cannot be read";
+            return ADAPT2_STATUS_BAD_PARAM;
+        }
+        std::stringstream text;
+        text << in.rdbuf();
+        auto table = std::make_shared<adapt2::RuleTable>();
+        if (!adapt2::RuleTable::parse(text.str(), path, table.get(), &error)) return ADAPT2_STATUS_BAD_PARAM;
+        *rules = static_cast<int>(table->size());
+        adapt2::set_rule_table(std::move(table));
+        return 0;
+    });
+    if (rc != 0 && why_len > 0) snprintf(why, why_len, "%s", error.empty() ? "out of memory" : error.c_str());
+    return rc;
 }
 
 int mca_coll_adapt2_engine_trace_write(const char *prefix) {

@@ -2,6 +2,8 @@
 // equal on every rank (the facts are), so all ranks take the same branch.
 #include "plan_call.h"
 
+#include "rules.h"
+
 namespace adapt2 {
 
 namespace rules {
@@ -37,15 +39,26 @@ bool is_ring_collective(int collective) {
     return collective == ADAPT2_COLL_ALLGATHER || collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
 }
 
+// The user's decision table's line for this call (rules.h), if one matches
+// and the collective's algorithm is `auto`.
+const Rule *table_rule(const adapt2_call_t &call, const CallShape &shape) {
+    const RuleTable *table = rule_table();
+    if (!table || !table_decides(call.collective, call.settings)) return nullptr;
+    return table->match(call.collective, shape, message_bytes(call));
+}
+
 }  // namespace
 
 CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     const adapt2_call_facts_t &f = call.facts;
     if (f.previous) return hand_on(rules::previous_asked);
     if (is_ring_collective(call.collective) && f.device_support) return hand_on(rules::ring_device);
+    const Rule *from_table = table_rule(call, shape);
+    if (from_table && from_table->previous) return hand_on(from_table->where.c_str());
 
     CallPlan plan;
     plan.settings = call.settings;
+    if (from_table) apply_rule(*from_table, call.collective, &plan.settings);
     plan.settings.tree.blocking = f.blocking != 0;
     plan.rule = rules::as_set;
     switch (call.collective) {
@@ -73,6 +86,7 @@ CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
     }
+    if (from_table) plan.algorithm_rule = plan.tree.rule = from_table->where.c_str();
     return plan;
 }
 
