@@ -53,7 +53,7 @@ BAD=(-5 0 99999999999999999999 $LONG_MAX abc 12x "")
 #            and adapt2 reports the value as given, with the one it uses);
 #            any  every value is valid;
 #            own  checked by a case of its own below (the parameter's name
-#            must have one).
+#            must have one), or by its own script (rules: test/mpi/rules.sh).
 #   WHERE    flat (default): read by every call;
 #            multilevel: read only for multi-level trees (coll_adapt2_nodes
 #            block:1 makes each of the 2 ranks a node);
@@ -99,6 +99,7 @@ allgather_segment_size            range                  ring
 reduce_scatter_block_algorithm    names                  ring
 reduce_scatter_block_halving_max_bytes range             ring
 reduce_scatter_block_segment_size range                  ring
+rules                             own
 reproducible                      range
 topology                          range                  separate
 nodes                             own

@@ -474,6 +474,24 @@ void test_rules_parse(void **) {
     assert_string_equal(a.where.c_str(), "f:4: allreduce 2-8 * 0-4K algorithm=recursive_doubling");
 }
 
+// The fingerprint the ranks compare: the rules' words decide it, not
+// comments, spacing or the file's name; never 0 (no table).
+void test_rules_fingerprint(void **) {
+    const std::string a = "adapt2-rules 1\nbcast * * 0-1K previous\nreduce 4 * * algorithm=chain\n";
+    RuleTable t1, t2, t3;
+    std::string error;
+    assert_true(RuleTable::parse(a, "one", &t1, &error));
+    assert_true(RuleTable::parse("# same\nadapt2-rules   1\n\nbcast  *  * 0-1K  previous # c\nreduce 4 * * "
+                                 "algorithm=chain\n",
+                                 "two", &t2, &error));
+    assert_true(RuleTable::parse("adapt2-rules 1\nbcast * * 0-2K previous\nreduce 4 * * algorithm=chain\n", "one",
+                                 &t3, &error));
+    assert_true(t1.fingerprint() != 0);
+    assert_true(t1.fingerprint() == t2.fingerprint());
+    assert_true(t1.fingerprint() != t3.fingerprint());
+    assert_string_equal(t2.origin().c_str(), "two");
+}
+
 // Every kind of bad line is refused with its line number and reason.
 void test_rules_rejections(void **) {
     const std::string h = "adapt2-rules 1\n";
@@ -597,6 +615,7 @@ int main() {
         cmocka_unit_test(test_plan_call_plans_the_collective),
         cmocka_unit_test(test_every_rule_is_named),
         cmocka_unit_test(test_rules_parse),
+        cmocka_unit_test(test_rules_fingerprint),
         cmocka_unit_test(test_rules_rejections),
         cmocka_unit_test(test_rules_match),
         cmocka_unit_test(test_rules_message_bytes),

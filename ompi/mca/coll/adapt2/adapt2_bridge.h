@@ -232,6 +232,9 @@ void mca_coll_adapt2_engine_trace_enable(size_t max_events, int world_rank);
  * makes it the process's: 0 and *rules lines, or an error with `why` (file,
  * line, reason); the table stays as it was then. Call before any collective. */
 int mca_coll_adapt2_engine_load_rules(const char *path, int *rules, char *why, size_t why_len);
+/* The process's table's fingerprint (equal on two ranks iff their tables
+ * decide alike; 0: no table) and, if any, the file it came from. */
+uint64_t mca_coll_adapt2_engine_rules_fingerprint(const char **origin);
 int mca_coll_adapt2_engine_trace_write(const char *prefix);
 void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
 

@@ -64,6 +64,8 @@ typedef struct mca_coll_adapt2_module_t {
     bool is_world;       /* MPI_COMM_WORLD's: its end (in MPI_Finalize) writes the trace */
     bool multi_level;    /* the engine knows the ranks span nodes or NUMA domains */
     uint32_t cid;        /* the communicator's context id (set with the engine) */
+    bool rules_check_posted; /* the ranks' decision tables are being or were compared */
+    volatile int32_t rules_check_pending; /* ... and the comparison is in flight */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
@@ -146,6 +148,15 @@ bool mca_coll_adapt2_use_previous(const char *algorithm);
 void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
                                 bool user_op);
 /* Reports an invalid value once per parameter and value. */
+/* rules check (coll_adapt2_rules_check.c): every rank's first adapt2 call
+ * on a communicator posts the comparison of the ranks' decision tables;
+ * poll tests the posted ones (only `module`'s, unless NULL) and reports
+ * those done; the drains wait for the ones in flight. */
+void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm);
+void mca_coll_adapt2_rules_check_poll(const mca_coll_adapt2_module_t *module);
+int mca_coll_adapt2_rules_checks_in_flight(void);
+int mca_coll_adapt2_rules_check_progress(void);  /* an opal_progress callback */
+void mca_coll_adapt2_rules_check_close(void);     /* at component close */
 /* Reads coll_adapt2_rules' file into the engine, once per process (a bad
  * file is reported by name, line and reason, and the built-in rules stay). */
 void mca_coll_adapt2_load_rules(void);
@@ -185,14 +196,14 @@ int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2
  * names the rank, the call (MPI_<Name> of `name`, e.g. "ibcast") and why, and
  * aborts; else a blocking call (`request` NULL) is waited for, a
  * non-blocking one handed out. Returns the MPI result. */
-int mca_coll_adapt2_complete_start(ompi_communicator_t *comm, const char *name, int rc,
-                                   mca_coll_adapt2_request_t *req, const char *why,
-                                   ompi_request_t **request, bool *fall_back);
-#define ADAPT2_COMPLETE_OR_FALL_BACK(comm, name, rc, req, why, request, fallback)                    \
+int mca_coll_adapt2_complete_start(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                   const char *name, int rc, mca_coll_adapt2_request_t *req,
+                                   const char *why, ompi_request_t **request, bool *fall_back);
+#define ADAPT2_COMPLETE_OR_FALL_BACK(module, comm, name, rc, req, why, request, fallback)              \
     do {                                                                                         \
         bool fall_back_;                                                                         \
-        int result_ = mca_coll_adapt2_complete_start((comm), (name), (rc), (req), (why), (request), \
-                                                     &fall_back_);                               \
+        int result_ = mca_coll_adapt2_complete_start((module), (comm), (name), (rc), (req), (why),   \
+                                                     (request), &fall_back_);                    \
         return fall_back_ ? (fallback) : result_;                                                \
     } while (0)
 /* Why the engine refused to start a call that returned `rc`. */

@@ -69,7 +69,7 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
     int rc = start_bcast(buff, count, datatype, root, comm, m, false, &req, &why);
-    ADAPT2_COMPLETE_OR_FALL_BACK(comm, "ibcast", rc, req, why, request,
+    ADAPT2_COMPLETE_OR_FALL_BACK(m, comm, "ibcast", rc, req, why, request,
                                  m->previous.ibcast(buff, count, datatype, root, comm, request,
                                                     m->previous.ibcast_module));
 }
@@ -81,6 +81,6 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
     int rc = start_bcast(buff, count, datatype, root, comm, m, true, &req, &why);
-    ADAPT2_COMPLETE_OR_FALL_BACK(comm, "bcast", rc, req, why, NULL,
+    ADAPT2_COMPLETE_OR_FALL_BACK(m, comm, "bcast", rc, req, why, NULL,
                                  m->previous.bcast(buff, count, datatype, root, comm, m->previous.bcast_module));
 }

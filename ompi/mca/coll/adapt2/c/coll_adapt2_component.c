@@ -48,6 +48,7 @@ static int adapt2_open(void)
 static int adapt2_close(void)
 {
     mca_coll_adapt2_device_close();
+    mca_coll_adapt2_rules_check_close();
     if (mca_coll_adapt2_component.output >= 0) {
         opal_output_close(mca_coll_adapt2_component.output);
         mca_coll_adapt2_component.output = -1;

@@ -48,7 +48,8 @@ static int drain_comm(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void) comm, (void) keyval, (void) extra;
     mca_coll_adapt2_module_t *module = attr;
-    while (module->calls > 0) {
+    while (module->calls > 0 || module->rules_check_pending) {
+        mca_coll_adapt2_rules_check_poll(module);
         opal_progress();
     }
     return MPI_SUCCESS;
@@ -61,7 +62,8 @@ static int drain_process(MPI_Comm comm, int keyval, void *attr, void *extra)
         ADAPT2_VERBOSE(10, "MPI_Finalize: draining %d collectives still in flight",
                        (int) calls_in_process);
     }
-    while (calls_in_process > 0) {
+    while (calls_in_process > 0 || mca_coll_adapt2_rules_checks_in_flight() > 0) {
+        mca_coll_adapt2_rules_check_poll(NULL);
         opal_progress();
     }
     mca_coll_adapt2_progress_stop();

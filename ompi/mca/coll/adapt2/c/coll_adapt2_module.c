@@ -18,6 +18,8 @@ static void module_construct(mca_coll_adapt2_module_t *module)
     module->is_world = false;
     module->multi_level = false;
     module->cid = 0;
+    module->rules_check_posted = false;
+    module->rules_check_pending = 0;
     memset(&module->previous, 0, sizeof module->previous);
 }
 

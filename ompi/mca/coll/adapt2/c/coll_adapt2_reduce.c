@@ -264,7 +264,7 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         mca_coll_adapt2_request_t *req_ = NULL;                                            \
         const char *why_ = "";                                                             \
         int rc_ = start_reduction((call), &req_, &why_);                                   \
-        ADAPT2_COMPLETE_OR_FALL_BACK((call)->comm, name, rc_, req_, why_, request, fallback); \
+        ADAPT2_COMPLETE_OR_FALL_BACK((call)->module, (call)->comm, name, rc_, req_, why_, request, fallback); \
     } while (0)
 
 int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

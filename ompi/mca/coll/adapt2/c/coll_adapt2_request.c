@@ -270,10 +270,14 @@ int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2
     return rc;
 }
 
-int mca_coll_adapt2_complete_start(ompi_communicator_t *comm, const char *name, int rc,
-                                   mca_coll_adapt2_request_t *req, const char *why,
-                                   ompi_request_t **request, bool *fall_back)
+int mca_coll_adapt2_complete_start(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                   const char *name, int rc, mca_coll_adapt2_request_t *req,
+                                   const char *why, ompi_request_t **request, bool *fall_back)
 {
+    /* Every rank's first call on the communicator, whatever it does next. */
+    if (!module->rules_check_posted) {
+        mca_coll_adapt2_rules_check_post(module, comm);
+    }
     *fall_back = OMPI_ERR_NOT_SUPPORTED == rc;
     if (*fall_back) {
         mca_coll_adapt2_note_fallback(comm, name, why);

@@ -142,7 +142,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         mca_coll_adapt2_request_t *req_ = NULL;                                         \
         const char *why_ = "";                                                          \
         int rc_ = (start);                                                              \
-        ADAPT2_COMPLETE_OR_FALL_BACK((comm), name, rc_, req_, why_, request, fallback); \
+        ADAPT2_COMPLETE_OR_FALL_BACK(m, (comm), name, rc_, req_, why_, request, fallback); \
     } while (0)
 
 int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,

@@ -119,6 +119,12 @@ int mca_coll_adapt2_engine_load_rules(const char *path, int *rules, char *why, s
     return rc;
 }
 
+uint64_t mca_coll_adapt2_engine_rules_fingerprint(const char **origin) {
+    const adapt2::RuleTable *table = adapt2::rule_table();
+    *origin = table ? table->origin().c_str() : "";
+    return table ? table->fingerprint() : 0;
+}
+
 int mca_coll_adapt2_engine_trace_write(const char *prefix) {
     adapt2::Tracer *t = adapt2::Tracer::get();
     return t && prefix ? t->write(prefix) : 0;

@@ -161,6 +161,12 @@ bool LineParser::run() {
     return true;
 }
 
+// FNV-1a, 64 bits.
+uint64_t hash_into(uint64_t h, const std::string &s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
 std::vector<std::string> words_of(const std::string &line) {
     std::vector<std::string> words;
     std::stringstream in(line.substr(0, line.find('#')));
@@ -175,6 +181,7 @@ bool RuleTable::parse(const std::string &text, const std::string &origin, RuleTa
     std::string line;
     bool header = false;
     RuleTable table;
+    uint64_t h = 14695981039346656037ull;
     for (int number = 1; std::getline(in, line); ++number) {
         const std::vector<std::string> words = words_of(line);
         if (words.empty()) continue;
@@ -193,14 +200,18 @@ bool RuleTable::parse(const std::string &text, const std::string &origin, RuleTa
             *error = at + p.error;
             return false;
         }
-        p.rule.where = at;
-        for (size_t i = 0; i < words.size(); ++i) p.rule.where += (i ? " " : "") + words[i];
+        std::string canonical;
+        for (size_t i = 0; i < words.size(); ++i) canonical += (i ? " " : "") + words[i];
+        h = hash_into(h, canonical + "\n");
+        p.rule.where = at + canonical;
         table.rules_.push_back(std::move(p.rule));
     }
     if (!header) {
         *error = origin + ": empty (the first line must be '" + kHeader + " " + std::to_string(kVersion) + "')";
         return false;
     }
+    table.fingerprint_ = h ? h : 1;
+    table.origin_ = origin;
     *out = std::move(table);
     return true;
 }

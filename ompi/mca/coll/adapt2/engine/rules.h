@@ -52,9 +52,15 @@ public:
     const Rule *match(int collective, const CallShape &shape, uint64_t bytes) const;
     size_t size() const { return rules_.size(); }
     const Rule &operator[](size_t i) const { return rules_[i]; }
+    // Of the rules' words (not of comments, spacing or the file's name):
+    // equal on two ranks iff their tables decide alike. Never 0 (0: no table).
+    uint64_t fingerprint() const { return fingerprint_; }
+    const std::string &origin() const { return origin_; }
 
 private:
     std::vector<Rule> rules_;
+    uint64_t fingerprint_ = 0;
+    std::string origin_;
 };
 
 // The size a rule's `bytes` range is about: the whole message (allgather and
