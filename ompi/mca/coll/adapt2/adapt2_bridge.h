@@ -324,6 +324,11 @@ typedef struct adapt2_call {
  * reduction without an element size). */
 #define ADAPT2_STATUS_BAD_PARAM (-5) /* OMPI_ERR_BAD_PARAM */
 int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *comm, const adapt2_call_t *call, const char **why);
+/* Why the engine would hand this call to the previous component, or NULL:
+ * from its facts, settings and message size alone (send.bytes and
+ * recv.bytes; no buffer need be described yet), so the C layer hands such a
+ * call on before it builds a request. */
+const char *mca_coll_adapt2_engine_hands_on(const adapt2_engine_comm_t *comm, const adapt2_call_t *call);
 
 /* A transport operation posted with mca_coll_adapt2_c_pml_* has completed.
  * Safe from any thread and from inside the posting call. */

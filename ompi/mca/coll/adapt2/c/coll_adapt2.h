@@ -186,6 +186,14 @@ void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req);
  * abort the job. `call` names the call (e.g. "MPI_Bcast"). */
 void mca_coll_adapt2_call_failed(struct ompi_communicator_t *comm, const char *call, int rc,
                                  const char *why);
+/* True (with `why`) when the engine's plan hands the call to the previous
+ * component whatever its buffers are (engine: hand_on_rule): asked with the
+ * call's settings and facts and its whole message size, before a request or
+ * any buffer description is built, so that handing on costs almost nothing. */
+bool mca_coll_adapt2_hands_on_early(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                    adapt2_call_t *call, size_t message_bytes, const char **why);
+/* Bytes of `count` elements of `type` (its size: the packed data). */
+size_t mca_coll_adapt2_packed_bytes(ompi_datatype_t *type, size_t count);
 /* Starts a described call on the module's engine, reporting to `req`; on
  * failure (nothing started) `why` says why and the caller discards req. */
 int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,

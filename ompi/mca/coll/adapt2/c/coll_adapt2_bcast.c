@@ -37,6 +37,10 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     mca_coll_adapt2_topology_settings(&call.settings.tree, module);
+    if (mca_coll_adapt2_hands_on_early(module, comm, &call, mca_coll_adapt2_packed_bytes(datatype, (size_t) count),
+                                       why)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(comm, module);
     if (NULL == req) {
         *why = "no memory for the request";

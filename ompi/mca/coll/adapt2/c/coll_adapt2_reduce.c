@@ -172,18 +172,14 @@ void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reducti
     device_kernel_of(req->op, req->unit_type, &red->device_op, &red->device_type);
 }
 
-static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t *req,
-                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place,
-                        const char **why)
+/* The call's description without its buffers: what the engine plans by
+ * (settings, facts), so it can say early whether it hands the call on. */
+static void describe_call(const reduction_call_t *call, adapt2_call_t *out)
 {
     adapt2_call_t c;
     memset(&c, 0, sizeof c);
     c.collective = call->all ? ADAPT2_COLL_ALLREDUCE : ADAPT2_COLL_REDUCE;
-    c.send = *own;
-    if (result) c.recv = *result;
-    c.in_place = in_place;
     c.root = call->root;
-    mca_coll_adapt2_reduction_of(req, &c.reduction);
     adapt2_call_settings_t *s = &c.settings;
     s->reproducible = ADAPT2_INT(reproducible);
     mca_coll_adapt2_tree_settings(&s->tree, ADAPT2_P_reduce_algorithm,
@@ -197,8 +193,19 @@ static int start_engine(const reduction_call_t *call, mca_coll_adapt2_request_t 
     }
     mca_coll_adapt2_call_facts(&c.facts, algorithm_of(call->all), call->blocking,
                                !ompi_op_is_intrinsic(call->op));
-    c.grace = &req->grace;
-    return mca_coll_adapt2_start_call(call->module, req, &c, why);
+    *out = c;
+}
+
+static int start_engine(const reduction_call_t *call, adapt2_call_t *c, mca_coll_adapt2_request_t *req,
+                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place,
+                        const char **why)
+{
+    c->send = *own;
+    if (result) c->recv = *result;
+    c->in_place = in_place;
+    mca_coll_adapt2_reduction_of(req, &c->reduction);
+    c->grace = &req->grace;
+    return mca_coll_adapt2_start_call(call->module, req, c, why);
 }
 
 /* Starts adapt2's reduction, or returns OMPI_ERR_NOT_SUPPORTED (nothing
@@ -213,6 +220,12 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     if (NULL == mca_coll_adapt2_module_engine(call->module, call->comm)) {
         *why = "the communicator's engine state could not be created (out of memory)";
         return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    adapt2_call_t c;
+    describe_call(call, &c);
+    if (mca_coll_adapt2_hands_on_early(call->module, call->comm, &c,
+                                       mca_coll_adapt2_packed_bytes(call->dtype, (size_t) call->count), why)) {
+        return OMPI_ERR_NOT_SUPPORTED;
     }
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(call->comm, call->module);
     if (NULL == req) {
@@ -247,7 +260,7 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
                        !(own.on_device || result.on_device) ? ""
                        : dop ? ", GPU buffer(s), combined by a GPU kernel where commutative"
                              : ", GPU buffer(s), no GPU kernel for this op and type: combined on the host");
-        rc = start_engine(call, req, &own, has_result ? &result : NULL, in_place && has_result, why);
+        rc = start_engine(call, &c, req, &own, has_result ? &result : NULL, in_place && has_result, why);
     }
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);

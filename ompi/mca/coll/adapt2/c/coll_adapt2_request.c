@@ -257,6 +257,29 @@ int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req)
 _Static_assert(ADAPT2_STATUS_PREVIOUS == OMPI_ERR_NOT_SUPPORTED, "the engine's hand-on status");
 _Static_assert(ADAPT2_STATUS_BAD_PARAM == OMPI_ERR_BAD_PARAM, "the engine's bad-parameter status");
 
+bool mca_coll_adapt2_hands_on_early(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                    adapt2_call_t *call, size_t message_bytes, const char **why)
+{
+    adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
+    if (NULL == engine) {
+        return false; /* the call's own path reports it */
+    }
+    call->send.bytes = call->recv.bytes = message_bytes;
+    const char *rule = mca_coll_adapt2_engine_hands_on(engine, call);
+    call->send.bytes = call->recv.bytes = 0;
+    if (NULL != rule) {
+        *why = rule;
+    }
+    return NULL != rule;
+}
+
+size_t mca_coll_adapt2_packed_bytes(ompi_datatype_t *type, size_t count)
+{
+    size_t size = 0;
+    ompi_datatype_type_size(type, &size);
+    return size * count;
+}
+
 int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
                                adapt2_call_t *call, const char **why)
 {

@@ -48,10 +48,6 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
         *why = "the receive buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    mca_coll_adapt2_request_t *req = new_request(comm, module, why);
-    if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     adapt2_call_t call;
     memset(&call, 0, sizeof call);
     call.collective = ADAPT2_COLL_ALLGATHER;
@@ -62,7 +58,16 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     call.settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
     call.settings.multi_level_max_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_max_bytes);
     call.settings.pipeline_min_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_pipeline_min_bytes);
+    if (mca_coll_adapt2_hands_on_early(module, comm, &call,
+                                       mca_coll_adapt2_packed_bytes(rdtype, (size_t) rcount * (size_t) size), why)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    /* after the engine exists (the early check makes it): it knows the nodes */
     mca_coll_adapt2_topology_settings(&call.settings.tree, module);
+    mca_coll_adapt2_request_t *req = new_request(comm, module, why);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     int rc = mca_coll_adapt2_describe_buffer(req, 1, rbuf, rcount * size, rdtype, &call.recv);
     if (OMPI_SUCCESS == rc && !call.in_place) {
         rc = mca_coll_adapt2_describe_buffer(req, 0, (void *) sbuf, scount, sdtype, &call.send);
@@ -101,11 +106,6 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     if (NULL == unit) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
-    mca_coll_adapt2_request_t *req = new_request(comm, module, why);
-    if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    mca_coll_adapt2_request_hold_op(req, op, unit);
     adapt2_call_t call;
     memset(&call, 0, sizeof call);
     call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
@@ -113,8 +113,17 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     ring_settings(&call, ADAPT2_P_reduce_scatter_block_segment_size);
     call.settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_reduce_scatter_block_algorithm);
     call.settings.halving_max_bytes = (size_t) ADAPT2_LONG(reduce_scatter_block_halving_max_bytes);
-    mca_coll_adapt2_reduction_of(req, &call.reduction);
     mca_coll_adapt2_call_facts(&call.facts, value, blocking, !ompi_op_is_intrinsic(op));
+    if (mca_coll_adapt2_hands_on_early(module, comm, &call,
+                                       mca_coll_adapt2_packed_bytes(dtype, (size_t) rcount * (size_t) size), why)) {
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
+    mca_coll_adapt2_request_t *req = new_request(comm, module, why);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    mca_coll_adapt2_request_hold_op(req, op, unit);
+    mca_coll_adapt2_reduction_of(req, &call.reduction);
     /* in place, recv holds all p blocks (the input) and gets block 0 */
     int rc = mca_coll_adapt2_describe_operand(req, 1, rbuf, in_place ? rcount * size : rcount, dtype,
                                               &call.recv);

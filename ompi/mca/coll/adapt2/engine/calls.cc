@@ -13,6 +13,9 @@
 #include "trace.h"
 
 namespace adapt2 {
+
+CallShape shape_of(const Comm &comm) { return {comm.size(), comm.nodes(), comm.nodes_in_blocks()}; }
+
 namespace {
 
 // The call as planned: the plan's settings, and a grace handle only where
@@ -31,8 +34,6 @@ void log_call_rule(const Comm &comm, const adapt2_call_t &call, const CallPlan &
     comm.log(20, "(cid " + std::to_string(comm.id()) + ") " + trace_coll_name(static_cast<TraceColl>(call.collective)) +
                      ": call rule: " + plan.rule);
 }
-
-CallShape shape_of(const Comm &comm) { return {comm.size(), comm.nodes(), comm.nodes_in_blocks()}; }
 
 // Plans the call and starts it with the tag block `tag`, or (tag < 0) the
 // one reserved for it.

@@ -20,6 +20,8 @@ namespace adapt2 {
 // the call's grace period, or null; the caller fires it when the period
 // ends and releases it after.
 int start_call(Comm &comm, const adapt2_call_t &call, const char **why = nullptr);
+// What plan_call knows of the communicator.
+CallShape shape_of(const Comm &comm);
 // The same with the tag block given instead of reserved (unit tests).
 int start_call_at(Comm &comm, const adapt2_call_t &call, int tag);
 // Each collective: the tags its plan uses, and its start, which builds what

@@ -86,6 +86,11 @@ int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2
     return guarded([&] { return adapt2::start_call(*comm, *call, why); });
 }
 
+const char *mca_coll_adapt2_engine_hands_on(const adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call) {
+    const auto *comm = reinterpret_cast<const adapt2::Comm *>(engine_comm);
+    return adapt2::hand_on_rule(*call, adapt2::shape_of(*comm));
+}
+
 void mca_coll_adapt2_engine_op_complete(void *op, int status) {
     auto *o = static_cast<adapt2::Op *>(op);
     o->owner->complete(o, status);

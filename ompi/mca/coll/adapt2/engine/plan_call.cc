@@ -49,12 +49,18 @@ const Rule *table_rule(const adapt2_call_t &call, const CallShape &shape) {
 
 }  // namespace
 
+const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape) {
+    const adapt2_call_facts_t &f = call.facts;
+    if (f.previous) return rules::previous_asked;
+    if (is_ring_collective(call.collective) && f.device_support) return rules::ring_device;
+    const Rule *from_table = table_rule(call, shape);
+    return from_table && from_table->previous ? from_table->where.c_str() : nullptr;
+}
+
 CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     const adapt2_call_facts_t &f = call.facts;
-    if (f.previous) return hand_on(rules::previous_asked);
-    if (is_ring_collective(call.collective) && f.device_support) return hand_on(rules::ring_device);
+    if (const char *rule = hand_on_rule(call, shape)) return hand_on(rule);
     const Rule *from_table = table_rule(call, shape);
-    if (from_table && from_table->previous) return hand_on(from_table->where.c_str());
 
     CallPlan plan;
     plan.settings = call.settings;

@@ -42,6 +42,12 @@ struct CallPlan {
 // different datatypes.
 CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape);
 
+// The rule by which plan_call hands the call to the previous component, or
+// nullptr. It reads only the call's facts, settings and message size (not
+// its buffers), so the C layer asks it before it describes any buffer: a
+// handed-on call then costs almost nothing.
+const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape);
+
 // Each collective's part of the plan, from the call-level settings in
 // *plan (decision.cc; declared from collectives.def).
 #define ADAPT2_COLLECTIVE(name, NAME) \
