@@ -9,10 +9,9 @@ PROG="$BIN/topology_check"
 # Under the sanitizers (FULL=0, see lib.sh) the cases that only repeat a
 # layout or check messages are skipped.
 
-# (the sanitizer subset: the uneven cyclic layout below stands for these)
-for spec in $(full_only && echo block:2 cyclic:4); do
-    check "8 ranks, nodes $spec" 8 --mca coll_adapt2_nodes "$spec" -- "$PROG" "$spec"
-done
+# (the sanitizer subset: the uneven cyclic layout below stands for these; block:2 runs with
+# the verbose checks at the end)
+full_only && check "8 ranks, nodes cyclic:4" 8 --mca coll_adapt2_nodes cyclic:4 -- "$PROG" cyclic:4
 full_only && check "5 ranks, uneven nodes block:2" 5 --mca coll_adapt2_nodes block:2 -- "$PROG" block:2
 check "6 ranks, uneven nodes cyclic:4, node tree chain" 6 --mca coll_adapt2_nodes cyclic:4 \
     --mca coll_adapt2_node_algorithm chain -- "$PROG" cyclic:4
@@ -23,8 +22,8 @@ full_only && check "8 ranks, block:2, 1 MiB messages between nodes" 8 --mca coll
 full_only && check "7 ranks, cyclic:3, 64 KiB between nodes, 256 KiB inside" 7 --mca coll_adapt2_nodes cyclic:3 \
     --mca coll_adapt2_node_segment_size 65536 -- "$PROG" cyclic:3
 # world and its dup: 8 ranks on 4 nodes each, once per rank
-if full_only; then # one run, two reports checked
-    expect_output "verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \
+if full_only; then # one run (8 ranks, nodes block:2, data checked), two reports checked
+    expect_output "8 ranks, nodes block:2; verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \
         16 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_verbose 10 -- "$PROG" block:2
     also_expect "verbose: inter-node sends reported" "sent [0-9]+ segment\(s\), [0-9]+ byte\(s\) to other nodes \(4 nodes\)" 24
 fi
