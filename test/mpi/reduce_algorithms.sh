@@ -8,9 +8,9 @@
 RALG=binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat
 
 expect_output "np 5, every reduce tree x segments x windows" "invalid value" 0 5 -- \
-    "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 1024,4096,0 \
+    "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 1024,0 \
     --windows 1:1,2:64 --types int,double,mat2i,double_int --ops sum,max,matmul,maxloc \
-    --counts 1,1023,1025,20000 --roots 0,2,4
+    --counts 1,1023,1025,20000 --roots 0,3
 expect_output "np 8, every reduce tree, every root" "invalid value" 0 8 -- \
     "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 4096 \
     --types float,mat2i --ops sum,matmul --counts 1,1025,9000

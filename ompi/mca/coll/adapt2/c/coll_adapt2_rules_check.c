@@ -23,7 +23,8 @@
 typedef struct rules_check_t {
     struct rules_check_t *next;
     mca_coll_adapt2_module_t *module; /* retained until the check is done */
-    ompi_communicator_t *comm;
+    int rank, size;
+    char comm_name[MPI_MAX_OBJECT_NAME]; /* for the report: nothing reads the communicator then */
     ompi_request_t *req;
     uint64_t mine;
     uint64_t all[]; /* one per rank */
@@ -37,8 +38,8 @@ static bool watching;                    /* the progress callback is registered 
 /* Rank 0 names the ranks whose table differs from its own. */
 static void compare(const rules_check_t *c)
 {
-    const int size = ompi_comm_size(c->comm);
-    if (0 != ompi_comm_rank(c->comm)) {
+    const int size = c->size;
+    if (0 != c->rank) {
         return;
     }
     char ranks[256] = "";
@@ -53,7 +54,7 @@ static void compare(const rules_check_t *c)
         }
     }
     if (0 == differ) {
-        ADAPT2_VERBOSE(20, "(%s) every rank has the same decision table", c->comm->c_name);
+        ADAPT2_VERBOSE(20, "(%s) every rank has the same decision table", c->comm_name);
         return;
     }
     const char *origin;
@@ -61,7 +62,7 @@ static void compare(const rules_check_t *c)
     opal_output(0, "coll:adapt2: (%s) the decision tables differ between ranks (MCA parameter "
                 "coll_adapt2_rules): rank 0's (%s, fingerprint %016" PRIx64 ") is not that of "
                 "rank(s) %s%s; calls planned differently may hang: give every rank the same file",
-                c->comm->c_name, origin[0] ? origin : "the built-in rules", c->all[0], ranks,
+                c->comm_name, origin[0] ? origin : "the built-in rules", c->all[0], ranks,
                 differ > ADAPT2_REPORT_RANKS ? " and more" : "");
 }
 
@@ -76,6 +77,12 @@ void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_com
                        comm->c_name);
         return;
     }
+    /* The communicator must drain before it is freed (the drain waits for
+     * this check): the engine's creation arms that. */
+    if (NULL == mca_coll_adapt2_module_engine(module, comm)) {
+        ADAPT2_VERBOSE(10, "(%s) no engine: the ranks' decision tables are not compared", comm->c_name);
+        return;
+    }
     const int size = ompi_comm_size(comm);
     rules_check_t *c = malloc(sizeof *c + (size_t) size * sizeof c->all[0]);
     if (NULL == c) {
@@ -85,7 +92,9 @@ void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_com
     const char *origin;
     c->mine = mca_coll_adapt2_engine_rules_fingerprint(&origin);
     c->module = module;
-    c->comm = comm;
+    c->rank = ompi_comm_rank(comm);
+    c->size = size;
+    snprintf(c->comm_name, sizeof c->comm_name, "%s", comm->c_name);
     int rc = module->previous.iallgather(&c->mine, 1, MPI_UINT64_T, c->all, 1, MPI_UINT64_T, comm, &c->req,
                                          module->previous.iallgather_module);
     if (OMPI_SUCCESS != rc) {
