@@ -85,7 +85,6 @@ cluster_mpirun -np $NP "$WHERE" --nodes $NODES --slots $SLOTS --map node >"$LOG"
 # 2) so that segments cross nodes on several levels.
 BC="-s 1,65537,1048575,1048577,4194305 -t byte,int,vector,mixed -r 0,3,6"
 check "bcast_check np 8, block mapping" $NP -- "$BIN/bcast_check" $BC
-check "bcast_check np 8, --map-by node" $NP --map-by node -- "$BIN/bcast_check" $BC
 check "bcast_check np 8, --map-by node, deep tree" $NP --map-by node \
     --mca coll_adapt2_bcast_radix 2 -- "$BIN/bcast_check" $BC
 

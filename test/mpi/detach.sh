@@ -15,13 +15,13 @@ D="$BIN/detach_check"
 # Under the sanitizers (FULL=0, see lib.sh) one case of each kind runs.
 
 # a. sleeping ranks in back-to-back calls; allreduce and user ops never detach
-for np in $(sweep 4 3 8); do
+for np in $(sweep 4 8); do
     check "np $np, delayed ranks: root / non-roots return before the sleeper enters" $np -- "$D" -t delay
 done
 check "np 5, bcast radix 2 (interior ranks detach), reduce radix 2" 5 --mca coll_adapt2_bcast_radix 2 \
     --mca coll_adapt2_bcast_segment_size 65536 -- "$D" -t delay -n 32
 # b. buffers trashed and freed at return: blocking, non-blocking, vector types
-for np in $(sweep 5 3 8); do
+for np in $(sweep 5 8); do
     check "np $np, buffer reuse after return (bcast, ibcast, reduce, ireduce, vector types)" $np $NOCHECK -- \
         "$D" -t reuse -n 32
 done
@@ -29,7 +29,7 @@ full_only && check "np 4, buffer reuse, 64 KiB segments, windows 1" 4 $NOCHECK -
     --mca coll_adapt2_reduce_segment_size 65536 --mca coll_adapt2_send_window 1 \
     --mca coll_adapt2_recv_window 1 -- "$D" -t reuse -n 24
 # c. long interleaved sequences on three communicators
-for np in $(sweep 8 3 5); do
+for np in $(sweep 8 5); do
     check "np $np, 300 calls on dup, parity split and reversed split" $np -- "$D" -t comms
 done
 full_only && check "np 4, 300 calls, binomial trees, 64 KiB segments" 4 --mca coll_adapt2_bcast_algorithm binomial \
@@ -39,7 +39,7 @@ check "np 4, cap 256 KiB: calls refused detaching, data right" 4 $CAP -- "$D" -t
 full_only && check "np 8, cap 256 KiB: calls refused detaching, data right" 8 $CAP -- "$D" -t cap --refused yes
 full_only && check "np 5, default cap (8 MiB): nothing refused" 5 -- "$D" -t cap --refused no
 # e. MPI_Comm_free / MPI_Comm_disconnect / MPI_Finalize with detached work in flight
-for np in $(sweep 5 3 8); do
+for np in $(sweep 5 8); do
     expect_output "np $np, free, disconnect and finalize with detached calls in flight" \
         "received the final data|finalizing with [1-9][0-9]* detached calls" 2 $np -- "$D" -t finalize
 done
