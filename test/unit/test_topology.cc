@@ -158,16 +158,20 @@ void test_node_order(void **) {
     if (!block(7, 3).nodes_in_blocks() || !Topology{}.nodes_in_blocks()) fail_msg("blocks not seen");
     if (cyclic(8, 2).nodes_in_blocks()) fail_msg("round-robin taken for blocks");
     if (Topology{{5, 5, 9, 9, 5}, {}}.nodes_in_blocks()) fail_msg("a node's second run missed");
-    if (!node_order(block(7, 3), 7).identity()) fail_msg("block placement: the identity order");
+    const NodeOrder b = node_order(block(7, 3), 7);
+    if (!b.identity || b.rank_at != std::vector<int>({0, 1, 2, 3, 4, 5, 6}))
+        fail_msg("block placement: the identity order");
     const NodeOrder o = node_order(Topology{{9, 4, 9, 4, 4}, {}}, 5);
     if (o.rank_at != std::vector<int>({0, 2, 1, 3, 4}) || o.first != std::vector<int>({0, 2, 5}))
         fail_msg("node order of 9,4,9,4,4 wrong");
-    if (o.leader(1) != 1 || o.ranks_on(1) != 3 || o.position[3] != 3 || o.node_of[2] != 0 || o.identity())
+    if (o.leader(1) != 1 || o.ranks_on(1) != 3 || o.position[3] != 3 || o.node_of[2] != 0 || o.identity)
         fail_msg("node order's lookups wrong");
     for (int p : {1, 6, 13}) {
         const Topology t = uneven(p, 7, false);
         const NodeOrder u = node_order(t, p);
-        if (t.nodes_in_blocks() != u.identity()) fail_msg("uneven p=%d: blocks iff identity", p);
+        bool in_rank_order = true;
+        for (int at = 0; at < p; ++at) in_rank_order &= u.rank_at[at] == at;
+        if (u.identity != in_rank_order) fail_msg("uneven p=%d: the identity flag is %d", p, u.identity);
         for (int at = 1; at < p; ++at) {
             const int a = u.rank_at[at - 1], b = u.rank_at[at];
             const bool same = t.node[a] == t.node[b];

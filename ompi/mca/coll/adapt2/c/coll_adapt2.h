@@ -147,7 +147,6 @@ bool mca_coll_adapt2_use_previous(const char *algorithm);
  * algorithm parameter's value, for `previous`). */
 void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
                                 bool user_op);
-/* Reports an invalid value once per parameter and value. */
 /* rules check (coll_adapt2_rules_check.c): every rank's first adapt2 call
  * on a communicator posts the comparison of the ranks' decision tables;
  * poll tests the posted ones (only `module`'s, unless NULL) and reports
@@ -160,6 +159,7 @@ void mca_coll_adapt2_rules_check_close(void);     /* at component close */
 /* Reads coll_adapt2_rules' file into the engine, once per process (a bad
  * file is reported by name, line and reason, and the built-in rules stay). */
 void mca_coll_adapt2_load_rules(void);
+/* Reports an invalid value once per parameter and value. */
 void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
                                     const char *why);
 void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,

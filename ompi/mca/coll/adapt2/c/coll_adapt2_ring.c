@@ -146,12 +146,12 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 
 /* Runs the call with adapt2, blocking (request NULL) or not; anything
  * adapt2 does not take goes to the previous component (`fallback` runs it). */
-#define ADAPT2_RING_RUN(comm, name, start, request, fallback)                           \
+#define ADAPT2_RING_RUN(module, comm, name, start, request, fallback)                           \
     do {                                                                                \
         mca_coll_adapt2_request_t *req_ = NULL;                                         \
         const char *why_ = "";                                                          \
         int rc_ = (start);                                                              \
-        ADAPT2_COMPLETE_OR_FALL_BACK(m, (comm), name, rc_, req_, why_, request, fallback); \
+        ADAPT2_COMPLETE_OR_FALL_BACK((module), (comm), name, rc_, req_, why_, request, fallback); \
     } while (0)
 
 int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -159,7 +159,7 @@ int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype
                               mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    ADAPT2_RING_RUN(comm, "allgather",
+    ADAPT2_RING_RUN(m, comm, "allgather",
                     start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, true, &req_, &why_),
                     (ompi_request_t **) NULL,
                     m->previous.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
@@ -171,7 +171,7 @@ int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatyp
                                ompi_request_t **request, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    ADAPT2_RING_RUN(comm, "iallgather",
+    ADAPT2_RING_RUN(m, comm, "iallgather",
                     start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, false, &req_, &why_),
                     request,
                     m->previous.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
@@ -183,7 +183,7 @@ int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcoun
                                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    ADAPT2_RING_RUN(comm, "reduce_scatter_block",
+    ADAPT2_RING_RUN(m, comm, "reduce_scatter_block",
                     start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, true, &req_, &why_),
                     (ompi_request_t **) NULL,
                     m->previous.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
@@ -196,7 +196,7 @@ int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                           mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    ADAPT2_RING_RUN(comm, "ireduce_scatter_block",
+    ADAPT2_RING_RUN(m, comm, "ireduce_scatter_block",
                     start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, false, &req_, &why_),
                     request,
                     m->previous.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,

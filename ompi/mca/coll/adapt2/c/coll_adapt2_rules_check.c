@@ -18,7 +18,7 @@
 
 #include "opal/threads/mutex.h"
 
-#define ADAPT2_REPORT_RANKS 8 /* ranks named in a mismatch report; then "and N more" */
+#define ADAPT2_REPORT_RANKS 8 /* ranks named in a mismatch report; then "and more" */
 
 typedef struct rules_check_t {
     struct rules_check_t *next;
@@ -33,7 +33,7 @@ typedef struct rules_check_t {
 static opal_mutex_t pending_lock = OPAL_MUTEX_STATIC_INIT;
 static rules_check_t *volatile pending; /* posted, not seen complete (read unlocked: a hint) */
 static volatile int32_t in_flight;       /* checks posted and not done (the drains wait for them) */
-static bool watching;                    /* the progress callback is registered */
+static bool watching;                    /* the progress callback is registered (set under the lock) */
 
 /* Rank 0 names the ranks whose table differs from its own. */
 static void compare(const rules_check_t *c)
@@ -103,53 +103,38 @@ void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_com
         free(c);
         return;
     }
-    static volatile int32_t registered;
-    if (1 == opal_atomic_add_fetch_32(&registered, 1)) {
-        opal_progress_register(mca_coll_adapt2_rules_check_progress);
-        watching = true;
-    }
     OBJ_RETAIN(module);
     module->rules_check_pending = 1;
     opal_atomic_add_fetch_32(&in_flight, 1);
     OPAL_THREAD_LOCK(&pending_lock);
+    const bool first = !watching;
+    watching = true;
     c->next = pending;
     pending = c;
     OPAL_THREAD_UNLOCK(&pending_lock);
+    if (first) {
+        opal_progress_register(mca_coll_adapt2_rules_check_progress);
+    }
 }
 
-/* Takes the checks that completed off the list (no progress here: this
- * runs inside opal_progress). */
+/* Takes the checks that completed off the list (only `only`'s, unless
+ * NULL). Nothing here progresses: this runs inside opal_progress. */
 static rules_check_t *take_completed(const mca_coll_adapt2_module_t *only)
 {
+    rules_check_t *done = NULL, **link;
     OPAL_THREAD_LOCK(&pending_lock);
-    rules_check_t *all = pending;
-    pending = NULL;
-    OPAL_THREAD_UNLOCK(&pending_lock);
-    rules_check_t *done = NULL, *keep = NULL, *keep_tail = NULL;
-    while (all) {
-        rules_check_t *c = all;
-        int flag = 0;
-        all = c->next;
-        if ((!only || c->module == only) && REQUEST_COMPLETE(c->req)) {
-            flag = 1;
-            (void) ompi_request_free(&c->req);
-        }
-        c->next = flag ? done : keep;
-        if (flag) {
-            done = c;
+    for (link = (rules_check_t **) &pending; *link;) {
+        rules_check_t *c = *link;
+        if ((only && c->module != only) || !REQUEST_COMPLETE(c->req)) {
+            link = &c->next;
             continue;
         }
-        if (!keep) {
-            keep_tail = c;
-        }
-        keep = c;
+        *link = c->next;
+        (void) ompi_request_free(&c->req);
+        c->next = done;
+        done = c;
     }
-    if (keep) {
-        OPAL_THREAD_LOCK(&pending_lock);
-        keep_tail->next = pending;
-        pending = keep;
-        OPAL_THREAD_UNLOCK(&pending_lock);
-    }
+    OPAL_THREAD_UNLOCK(&pending_lock);
     return done;
 }
 
@@ -183,9 +168,12 @@ int mca_coll_adapt2_rules_check_progress(void)
 
 void mca_coll_adapt2_rules_check_close(void)
 {
-    if (watching) {
+    OPAL_THREAD_LOCK(&pending_lock);
+    const bool was = watching;
+    watching = false;
+    OPAL_THREAD_UNLOCK(&pending_lock);
+    if (was) {
         opal_progress_unregister(mca_coll_adapt2_rules_check_progress);
-        watching = false;
     }
 }
 

@@ -17,7 +17,7 @@ NodeAllgatherFlow::NodeAllgatherFlow(Schedule &schedule, int id, const NodeAllga
       pool_(pool),
       whole_down_(a.whole_down) {
     const size_t bytes = block_ * order_.rank_at.size();
-    if (order_.identity() && UserData(result_).contiguous()) {
+    if (order_.identity && UserData(result_).contiguous()) {
         work_ = result_.contig;
     } else if (bytes > 0) {
         work_ = pool_.borrow(bytes, 1, 1).front();
@@ -34,16 +34,15 @@ int NodeAllgatherFlow::max_ops() const {
     return locals() + 2 * (nodes - 1) + downs * locals();
 }
 
-char *NodeAllgatherFlow::bundle_at(int node) const {
-    return work_ ? work_ + block_ * static_cast<size_t>(order_.first[node]) : nullptr;
+char *NodeAllgatherFlow::block_at(int position) const {
+    return work_ ? work_ + block_ * static_cast<size_t>(position) : nullptr;
 }
 
 size_t NodeAllgatherFlow::bundle_bytes(int node) const { return block_ * static_cast<size_t>(order_.ranks_on(node)); }
 
 void NodeAllgatherFlow::start() {
     // This rank's block at its position in node order.
-    char *mine = work_ ? work_ + block_ * static_cast<size_t>(order_.position[rank_]) : nullptr;
-    const int rc = copy_into_work({own_.user, own_.from, 0, block_}, mine);
+    const int rc = copy_into_work({own_.user, own_.from, 0, block_}, block_at(order_.position[rank_]));
     if (rc != 0) schedule_.fail_conversion(rc, "packing this rank's block", own_.from, block_);
     if (leader()) {
         start_leader();
@@ -57,7 +56,7 @@ void NodeAllgatherFlow::start() {
 void NodeAllgatherFlow::start_leader() {
     for (int i = 1; i <= locals() && !schedule_.failed(); ++i) {
         const int at = order_.first[node_] + i;
-        schedule_.post_recv(work_ ? work_ + block_ * static_cast<size_t>(at) : nullptr, order_.rank_at[at], tag_,
+        schedule_.post_recv(block_at(at), order_.rank_at[at], tag_,
                             schedule_.take_op(id_, Op::kRecv, at, kBlockUp, block_));
     }
     for (int node = 0; node < order_.nodes() && !schedule_.failed(); ++node) {
@@ -82,8 +81,7 @@ void NodeAllgatherFlow::start_member() {
                             schedule_.take_op(id_, Op::kRecv, node, kDown, bundle_bytes(node)));
     }
     if (schedule_.failed()) return;
-    char *mine = work_ ? work_ + block_ * static_cast<size_t>(order_.position[rank_]) : nullptr;
-    schedule_.post_send(mine, leader_rank, tag_, schedule_.take_op(id_, Op::kSend, 0, kBlockUp, block_));
+    schedule_.post_send(block_at(order_.position[rank_]), leader_rank, tag_, schedule_.take_op(id_, Op::kSend, 0, kBlockUp, block_));
     ++messages_sent_, bytes_sent_ += block_;
 }
 
@@ -138,7 +136,7 @@ void NodeAllgatherFlow::deliver(int node) {
         int run = 1;
         while (at + run < end && order_.rank_at[at + run] == order_.rank_at[at] + run) ++run;
         const size_t to = block_ * static_cast<size_t>(order_.rank_at[at]), bytes = block_ * static_cast<size_t>(run);
-        const int rc = UserData(result_).write(to, bytes, work_ + block_ * static_cast<size_t>(at));
+        const int rc = UserData(result_).write(to, bytes, block_at(at));
         if (rc != 0) schedule_.fail_conversion(rc, "unpacking the allgather's result", to, bytes);
         at += run;
     }

@@ -59,7 +59,8 @@ private:
 
     bool leader() const { return order_.leader(node_) == rank_; }
     int locals() const { return order_.ranks_on(node_) - 1; }  // the node's other ranks
-    char *bundle_at(int node) const;
+    char *block_at(int position) const;  // in the working buffer (node order)
+    char *bundle_at(int node) const { return block_at(order_.first[node]); }
     size_t bundle_bytes(int node) const;
     void start_leader();
     void start_member();

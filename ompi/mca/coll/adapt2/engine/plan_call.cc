@@ -47,20 +47,25 @@ const Rule *table_rule(const adapt2_call_t &call, const CallShape &shape) {
     return table->match(call.collective, shape, message_bytes(call));
 }
 
-}  // namespace
-
-const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape) {
+// Why the call goes to the previous component, given its table line (or
+// nullptr), or nullptr.
+const char *hand_on_because(const adapt2_call_t &call, const Rule *from_table) {
     const adapt2_call_facts_t &f = call.facts;
     if (f.previous) return rules::previous_asked;
     if (is_ring_collective(call.collective) && f.device_support) return rules::ring_device;
-    const Rule *from_table = table_rule(call, shape);
     return from_table && from_table->previous ? from_table->where.c_str() : nullptr;
+}
+
+}  // namespace
+
+const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape) {
+    return hand_on_because(call, table_rule(call, shape));
 }
 
 CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     const adapt2_call_facts_t &f = call.facts;
-    if (const char *rule = hand_on_rule(call, shape)) return hand_on(rule);
     const Rule *from_table = table_rule(call, shape);
+    if (const char *rule = hand_on_because(call, from_table)) return hand_on(rule);
 
     CallPlan plan;
     plan.settings = call.settings;

@@ -111,13 +111,6 @@ Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root) 
     return linker.finish(root);
 }
 
-bool NodeOrder::identity() const {
-    for (size_t i = 0; i < rank_at.size(); ++i) {
-        if (rank_at[i] != static_cast<int>(i)) return false;
-    }
-    return true;
-}
-
 NodeOrder node_order(const Topology &topo, int size) {
     NodeOrder o;
     o.node_of.assign(static_cast<size_t>(size), 0);
@@ -139,6 +132,7 @@ NodeOrder node_order(const Topology &topo, int size) {
         const int at = next[o.node_of[r]]++;
         o.rank_at[at] = r, o.position[r] = at;
     }
+    o.identity = topo.nodes_in_blocks();
     return o;
 }
 

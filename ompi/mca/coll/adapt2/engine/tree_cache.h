@@ -16,8 +16,7 @@ namespace adapt2 {
 
 class TreeCache {
 public:
-    explicit TreeCache(int comm_size, size_t capacity = 32)
-        : size_(comm_size), capacity_(capacity) {}
+    explicit TreeCache(int comm_size, size_t capacity = 32) : size_(comm_size), capacity_(capacity) {}
     // A communicator whose ranks' places are known (multi-level trees).
     explicit TreeCache(Topology topology, size_t capacity = 32)
         : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)),
