@@ -1,6 +1,8 @@
 #!/bin/bash
 # The component as Open MPI sees it: listed by ompi_info with every parameter,
-# only its component symbol exported, selected on request, declined when not,
+# only its component symbol exported, every symbol it needs defined (a
+# missing one fails only when first called: lazy binding), selected on
+# request, declined when not,
 # and falling back to the previous component when told.
 . "$(dirname "$0")/lib.sh"
 
@@ -10,6 +12,12 @@ if [ "$exports" = "mca_coll_adapt2_component" ]; then
     passed=$((passed + 1)); echo "ok   only mca_coll_adapt2_component is exported"
 else
     failed=$((failed + 1)); echo "FAIL exported symbols: $exports"
+fi
+undefined=$(ldd -r "$so" 2>&1 | grep -i "undefined symbol")
+if [ -z "$undefined" ]; then
+    passed=$((passed + 1)); echo "ok   every symbol the component uses is defined (ldd -r)"
+else
+    failed=$((failed + 1)); echo "FAIL undefined symbols:"; echo "$undefined" | sed 's/^/    /'
 fi
 
 info=$(ompi_info --param coll adapt2 --level 9 2>&1)

@@ -124,11 +124,12 @@ static struct {
 
 static int rank, np;
 static long long errors;
+static long detach_min;   /* coll_adapt2_detach_min_message */
 static long detach_max;   /* coll_adapt2_detach_max_message */
 static int bcast_radix;   /* coll_adapt2_bcast_radix */
 
 /* Whether a broadcast or reduce of this many packed bytes may detach. */
-static int detaches(size_t bytes) { return bytes > 0 && (long) bytes <= detach_max; }
+static int detaches(size_t bytes) { return (long) bytes > detach_min && (long) bytes <= detach_max; }
 static MPI_Op user_sum;   /* a user-defined sum: never detaches */
 
 /* ---- small tools ------------------------------------------------------- */
@@ -1108,6 +1109,7 @@ int main(int argc, char **argv)
     if (np < 2) fail("needs at least 2 ranks");
     MPI_Op_create(user_sum_fn, 1, &user_sum);
     counter("coll_adapt2_bcast_calls"); /* fails unless adapt2 is loaded */
+    detach_min = adapt2_get_long("coll_adapt2_detach_min_message");
     detach_max = adapt2_get_long("coll_adapt2_detach_max_message");
     bcast_radix = cvar_int("coll_adapt2_bcast_radix");
     if (opt.expect == E_COUPLED && detach_max != 0)

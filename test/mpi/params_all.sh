@@ -70,8 +70,10 @@ verbose                           any
 recv_window                       range
 send_window                       range
 pool_max_bytes                    range
+schedule_cache                    range
 trace                             own
 trace_max_events                  range                  traced
+detach_min_message                range
 detach_max_message                range
 detach_max_bytes                  range
 detach_grace_us                   range

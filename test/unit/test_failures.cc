@@ -141,7 +141,7 @@ void test_operation_budget_overrun_fails_the_call(void **) {
     FakeNetwork net(2, {});
     Comm comm(net.endpoint(0), 0, 2, 1 << 20);
     Report r;
-    auto *schedule = new Schedule(comm, on_report, &r);
+    Schedule *schedule = new_schedule(comm, on_report, &r).release();
     schedule->set_trace(TraceColl::reduce, 0, 5, 1, 0);
     schedule->add_flow<GreedyFlow>();
     schedule->start();

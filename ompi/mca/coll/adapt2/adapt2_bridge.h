@@ -51,6 +51,7 @@ typedef struct adapt2_bcast_settings {
     size_t segment_size;    /* bytes per segment; 0 = one segment */
     int recv_window;        /* receives posted ahead of arrival */
     int send_window;        /* sends in flight per child */
+    size_t detach_min_message; /* ... and above this many (below: the latency path) */
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
     size_t await_min_bytes; /* a blocking bcast root waits for hellos (below) from this size;
                                smaller messages are copied at once */
@@ -207,6 +208,7 @@ typedef struct adapt2_comm_settings {
     uint32_t comm_id;          /* names the communicator in traces */
     size_t pool_max_bytes;     /* cap on staging buffers */
     size_t detach_max_bytes;   /* cap on the copies of detached calls (0: never detach) */
+    int schedule_cache;        /* finished call schedules kept for reuse */
     void (*progress)(void);    /* advances the transports (waiting for detach room) */
     const int *node;           /* per rank: its node (equal = same node), or NULL: unknown */
     const int *numa;           /* per rank: its NUMA domain within its node, or NULL */

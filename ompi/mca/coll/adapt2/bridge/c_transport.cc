@@ -42,6 +42,7 @@ extern "C" adapt2_engine_comm_t *mca_coll_adapt2_engine_comm_create(const adapt2
         auto transport = std::make_unique<adapt2::CTransport>(*ops);
         auto *comm = new adapt2::Comm(std::move(transport), s->rank, s->size, s->pool_max_bytes, s->comm_id,
                                       s->detach_max_bytes, s->progress);
+        comm->schedules().set_max(s->schedule_cache);
         if (s->node) comm->set_topology(adapt2::topology_of(*s));
         comm->set_tag_reserver(s->reserve_tags, s->reserve_ctx);
         comm->set_logger(s->log_level, s->log);

@@ -29,6 +29,7 @@ BEGIN_C_DECLS
 typedef struct mca_coll_adapt2_component_t {
     mca_coll_base_component_2_0_0_t super;
     int output;          /* opal_output stream for verbose messages */
+    opal_free_list_t requests; /* mca_coll_adapt2_request_t, reused: no allocation per call */
     bool thread_multiple; /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
                              later overwrites Open MPI's own flag) */
     char trace_prefix[4096]; /* copied when tracing starts: the variable may be gone at close */
@@ -176,6 +177,8 @@ int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const ch
 
 /* requests (coll_adapt2_request.c): done, then finished, are the engine's
  * two reports (adapt2_bridge.h) */
+int mca_coll_adapt2_requests_open(void);
+void mca_coll_adapt2_requests_close(void);
 mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm,
                                                        mca_coll_adapt2_module_t *module);
 void mca_coll_adapt2_request_done(void *request, int status);

@@ -42,13 +42,14 @@ static int adapt2_open(void)
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
-    return OMPI_SUCCESS;
+    return mca_coll_adapt2_requests_open();
 }
 
 static int adapt2_close(void)
 {
     mca_coll_adapt2_device_close();
     mca_coll_adapt2_rules_check_close();
+    mca_coll_adapt2_requests_close();
     if (mca_coll_adapt2_component.output >= 0) {
         opal_output_close(mca_coll_adapt2_component.output);
         mca_coll_adapt2_component.output = -1;

@@ -172,6 +172,7 @@ adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *mo
         .comm_id = comm->c_contextid,
         .pool_max_bytes = (size_t) ADAPT2_LONG(pool_max_bytes),
         .detach_max_bytes = (size_t) ADAPT2_LONG(detach_max_bytes),
+        .schedule_cache = ADAPT2_INT(schedule_cache),
         .progress = progress_transports,
         .reserve_tags = reserve_tags,
         .reserve_ctx = comm,

@@ -38,6 +38,24 @@ static int32_t set_flags(mca_coll_adapt2_request_t *req, int32_t flags)
     return opal_atomic_fetch_or_32(&req->state, flags);
 }
 
+/* Requests are kept on a free list (grown on demand; the number in use is
+ * the number of calls in flight, which the application bounds): a call
+ * allocates nothing once as many were in flight before. */
+int mca_coll_adapt2_requests_open(void)
+{
+    opal_free_list_t *list = &mca_coll_adapt2_component.requests;
+    OBJ_CONSTRUCT(list, opal_free_list_t);
+    return opal_free_list_init(list, sizeof(mca_coll_adapt2_request_t), opal_cache_line_size,
+                               OBJ_CLASS(mca_coll_adapt2_request_t), 0, opal_cache_line_size,
+                               0 /* first calls allocate */, -1 /* no limit */, 8, NULL, 0, NULL,
+                               NULL, NULL);
+}
+
+void mca_coll_adapt2_requests_close(void)
+{
+    OBJ_DESTRUCT(&mca_coll_adapt2_component.requests);
+}
+
 static void request_destroy(mca_coll_adapt2_request_t *req)
 {
     mca_coll_adapt2_release_buffers(req);
@@ -46,7 +64,7 @@ static void request_destroy(mca_coll_adapt2_request_t *req)
     OBJ_RELEASE(req->comm);
     OMPI_REQUEST_FINI(&req->nbc.super);
     req->nbc.super.req_state = OMPI_REQUEST_INVALID;
-    OBJ_RELEASE(req);
+    opal_free_list_return(&mca_coll_adapt2_component.requests, &req->nbc.super.super);
 }
 
 static int request_free(ompi_request_t **request)
@@ -69,11 +87,17 @@ static int request_cancel(ompi_request_t *request, int complete)
 mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm,
                                                        mca_coll_adapt2_module_t *module)
 {
-    mca_coll_adapt2_request_t *req = OBJ_NEW(mca_coll_adapt2_request_t);
+    mca_coll_adapt2_request_t *req =
+        (mca_coll_adapt2_request_t *) opal_free_list_get(&mca_coll_adapt2_component.requests);
     if (NULL == req) {
         return NULL;
     }
     OMPI_REQUEST_INIT(&req->nbc.super, false);
+    /* What a reused request may still hold from its last call: the slots
+     * Open MPI's datatype retention fills (MPI_Ibcast & co.). */
+    req->nbc.cb.req_complete_cb = NULL;
+    req->nbc.req_complete_cb_data = NULL;
+    req->nbc.data.objs.objs[0] = req->nbc.data.objs.objs[1] = NULL;
     req->nbc.super.req_state = OMPI_REQUEST_ACTIVE;
     req->nbc.super.req_type = OMPI_REQUEST_COLL;
     req->nbc.super.req_free = request_free;

@@ -57,12 +57,12 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
                                describe(plan) + (args.hello ? "; may detach" : "") + (args.await ? ", awaits hellos" : ""),
                                plan.rule));
     }
-    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+    ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
     schedule->add_flow<BcastFlow>(args, std::move(tree), *pool);
     count(Counter::bcast_calls, 1);
-    schedule->start();  // from here on the schedule owns itself
+    schedule.release()->start();  // from here on the schedule owns itself
     return 0;
 }
 

@@ -15,14 +15,18 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
       data_(args.data),
       path_(path_of(args)),
       recv_window_(std::clamp(args.recv_window, 1, kMaxWindow)),
+      staging_(memory()),
+      source_(memory()),
       arrived_(is_root() && !args.supplied && (!args.copy || await_) && !device() ? segments_.count() : 0),
       in_group_(group_of(args.rank, args)),
-      next_send_(children_.size(), 0),
-      sent_(children_.size()),
+      group_(memory()),
+      next_send_(children_.size(), 0, memory()),
+      sent_(children_.size(), memory()),
       supplied_(args.supplied ? 0 : segments_.count()) {
     const int nseg = segments_.count();
     // Arrivals may run a receive window of messages past the prefix.
     recv_window_ = std::max(1, std::min(recv_window_, kMaxWindow / in_group_));
+    group_.reserve(children_.size());
     for (int c : children_) group_.push_back(group_of(c, args));
     for (int g : group_) sends_total_ += messages(g);
     if (is_root()) next_recv_ = messages(in_group_);  // the root receives nothing
@@ -53,7 +57,8 @@ void BcastFlow::borrow_staging() {
     const int receiving = is_root() && !device() ? 1 : recv_window_ * in_group_;
     const int want = std::min(segments_.count(), receiving + send_window_ * block);
     const size_t slot = segments_.max_bytes();
-    staging_.assign(pool_.borrow(slot * static_cast<size_t>(block), (want + block - 1) / block), block, slot);
+    staging_.assign(pool_.borrow(slot * static_cast<size_t>(block), (want + block - 1) / block, 1, memory()), block,
+                    slot);
 }
 
 int BcastFlow::max_ops() const {
@@ -330,7 +335,7 @@ const char *BcastFlow::send_source(int child, int m, int group) {
 
 void BcastFlow::finish() {
     if (staged()) pool_.give_back(staging_.block_bytes(), staging_.buffers());
-    if (copy_) copy_pool_->give_back(segments_.total(), {copy_});
+    if (copy_) copy_pool_->give_back_one(segments_.total(), copy_);
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));
     if (!schedule_.failed()) count(Counter::bytes_sent, static_cast<uint64_t>(children()) * segments_.total());
 }

@@ -122,13 +122,13 @@ private:
     const Path path_;
     int recv_window_;
     StagingRing staging_;
-    std::vector<Source> source_;  // root: per child
+    std::pmr::vector<Source> source_;  // root: per child
     CompletionWindow arrived_;  // prefix: segments here, in order
     int in_group_;              // segments per message from the parent
-    std::vector<int> group_;    // per child: segments per message
+    std::pmr::vector<int> group_;  // per child: segments per message
     int next_recv_ = 0;         // next message to receive
-    std::vector<int> next_send_;          // per child: next message to send
-    std::vector<CompletionWindow> sent_;  // per child: sends completed (messages)
+    std::pmr::vector<int> next_send_;          // per child: next message to send
+    std::pmr::vector<CompletionWindow> sent_;  // per child: sends completed (messages)
     long long sends_done_ = 0;
     long long sends_total_ = 0;
     CompletionWindow supplied_;  // device root: segments in the user's buffer

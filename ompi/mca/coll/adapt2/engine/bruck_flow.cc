@@ -25,7 +25,7 @@ BruckFlow::BruckFlow(Schedule &schedule, int id, const BruckArgs &a, BufferPool 
       result_(a.result),
       pool_(pool) {
     const size_t bytes = block_ * static_cast<size_t>(size_);
-    if (bytes > 0) work_ = pool_.borrow(bytes, 1, 1).front();
+    if (bytes > 0) work_ = pool_.borrow_one(bytes);
 }
 
 int BruckFlow::blocks_of(int k) const { return std::min(1 << k, size_ - (1 << k)); }
@@ -84,7 +84,7 @@ void BruckFlow::on_complete(Op &op) {
 }
 
 void BruckFlow::finish() {
-    if (work_) pool_.give_back(block_ * static_cast<size_t>(size_), {work_});
+    if (work_) pool_.give_back_one(block_ * static_cast<size_t>(size_), work_);
     if (!schedule_.failed()) {
         count(Counter::segments_sent, static_cast<uint64_t>(exchanges_));
         count(Counter::bytes_sent, static_cast<uint64_t>(size_ - 1) * block_);

@@ -54,36 +54,55 @@ void BufferPool::put_back(size_t bytes, char *b, std::vector<char *> &cached) {
     }
 }
 
-std::vector<char *> BufferPool::borrow(size_t bytes, int want, int must) {
-    std::vector<char *> out;
+// Fills out[0, n) and returns n.
+int BufferPool::borrow_into(size_t bytes, int want, int must, char **out) {
     std::lock_guard<std::mutex> guard(lock_);
     auto &cached = free_[bytes];
-    for (int i = 0; i < want; ++i) {
+    int n = 0;
+    for (; n < want; ++n) {
         bool over_cap = lent_ + bytes > max_bytes_;
-        if (over_cap && static_cast<int>(out.size()) >= must) break;
+        if (over_cap && n >= must) break;
         char *b = take(bytes, cached);
         if (!b) {
             // An allocator at its limit (pinned memory is scarce) acts as the
             // cap; below `must` the call cannot run: undo and throw.
-            if (static_cast<int>(out.size()) >= must) break;
-            for (char *taken : out) put_back(bytes, taken, cached);
+            if (n >= must) break;
+            for (int i = 0; i < n; ++i) put_back(bytes, out[i], cached);
             throw std::bad_alloc();
         }
         if (over_cap) {
             ++overdrafts_;
             count(Counter::pool_overdrafts, 1);
         }
-        out.push_back(b);
+        out[n] = b;
         lent_ += bytes;
     }
     peak_ = lent_ > peak_ ? lent_ : peak_;
+    return n;
+}
+
+BufferPool::Buffers BufferPool::borrow(size_t bytes, int want, int must, std::pmr::memory_resource *memory) {
+    Buffers out(want > 0 ? static_cast<size_t>(want) : 0, nullptr, memory);
+    out.resize(static_cast<size_t>(borrow_into(bytes, want, must, out.data())));
     return out;
 }
 
-void BufferPool::give_back(size_t bytes, const std::vector<char *> &buffers) {
+char *BufferPool::borrow_one(size_t bytes) {
+    char *b = nullptr;
+    borrow_into(bytes, 1, 1, &b);
+    return b;
+}
+
+char *BufferPool::borrow_within_cap(size_t bytes) {
+    char *b = nullptr;
+    borrow_into(bytes, 1, 0, &b);
+    return b;
+}
+
+void BufferPool::give_back(size_t bytes, char *const *buffers, size_t count) {
     std::lock_guard<std::mutex> guard(lock_);
     auto &cached = free_[bytes];
-    for (char *b : buffers) put_back(bytes, b, cached);
+    for (size_t i = 0; i < count; ++i) put_back(bytes, buffers[i], cached);
 }
 
 size_t BufferPool::bytes_lent() const {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory_resource>
 #include <mutex>
 #include <vector>
 
@@ -32,12 +33,22 @@ public:
     BufferPool(const BufferPool &) = delete;
     BufferPool &operator=(const BufferPool &) = delete;
 
+    using Buffers = std::pmr::vector<char *>;
+
     // Up to `want` buffers of `bytes` each, as many as the cap allows; at least
     // `must` even past the cap, so every schedule can make progress (counted
     // as overdrafts). Fewer where the allocator runs out; std::bad_alloc (and
-    // nothing lent) where it cannot even give `must`.
-    std::vector<char *> borrow(size_t bytes, int want, int must = 1);
-    void give_back(size_t bytes, const std::vector<char *> &buffers);
+    // nothing lent) where it cannot even give `must`. The list lives in
+    // `memory` (a flow passes its call's memory: no heap allocation).
+    Buffers borrow(size_t bytes, int want, int must = 1,
+                   std::pmr::memory_resource *memory = std::pmr::get_default_resource());
+    // One buffer, even past the cap (std::bad_alloc where the allocator fails).
+    char *borrow_one(size_t bytes);
+    // One buffer within the cap, or nullptr.
+    char *borrow_within_cap(size_t bytes);
+    void give_back(size_t bytes, char *const *buffers, size_t count);
+    void give_back(size_t bytes, const Buffers &buffers) { give_back(bytes, buffers.data(), buffers.size()); }
+    void give_back_one(size_t bytes, char *buffer) { give_back(bytes, &buffer, 1); }
 
     size_t bytes_lent() const;
     bool has_room(size_t bytes) const;  // whether `bytes` more stay within the cap
@@ -46,6 +57,7 @@ public:
     size_t overdrafts() const;
 
 private:
+    int borrow_into(size_t bytes, int want, int must, char **out);
     char *take(size_t bytes, std::vector<char *> &cached);
     void put_back(size_t bytes, char *buffer, std::vector<char *> &cached);
     void release(char *buffer) { allocator_.free(allocator_.ctx, buffer); }

@@ -10,6 +10,7 @@
 
 #include "buffer_pool.h"
 #include "counters.h"
+#include "schedule_cache.h"
 #include "device/device_registry.h"
 #include "transport.h"
 #include "tree_cache.h"
@@ -78,6 +79,8 @@ public:
     uint64_t internode_segments() const { return internode_segments_.load(std::memory_order_relaxed); }
     uint64_t internode_bytes() const { return internode_bytes_.load(std::memory_order_relaxed); }
     BufferPool &pool() { return pool_; }
+    // Finished schedules kept for the next calls (new_schedule()).
+    ScheduleCache &schedules() { return schedules_; }
     // The device queue and pinned staging pool, made at the first device
     // buffer (collectives on one communicator start one at a time, in one
     // order on all ranks, as MPI requires). nullptr if the device cannot be
@@ -111,6 +114,7 @@ private:
     std::shared_ptr<TreeCache> trees_;
     BufferPool pool_;
     BufferPool detach_pool_;
+    ScheduleCache schedules_;
     ProgressFn progress_;
     ReserveTagsFn reserve_fn_ = nullptr;
     LogLevelFn log_level_ = nullptr;

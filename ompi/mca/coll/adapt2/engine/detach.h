@@ -25,8 +25,11 @@
 
 namespace adapt2 {
 
+// Not below detach_min_message (the latency path): eager sends complete at
+// once anyway, so detaching would gain nothing, and the hellos would cost a
+// message per edge.
 inline bool may_detach(const adapt2_tree_settings_t &s, size_t bytes) {
-    return bytes > 0 && bytes <= s.detach_max_message;
+    return bytes > 0 && bytes > s.detach_min_message && bytes <= s.detach_max_message;
 }
 
 // Hello messages: in a call that may detach, a rank tells the peer that may
@@ -58,12 +61,9 @@ inline int call_tags(const adapt2_tree_settings_t &s, const Segments &segments, 
 inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, size_t bytes) {
     BufferPool &pool = comm.detach_pool();
     if (s.blocking) comm.wait_for_detach_room(bytes);
-    std::vector<char *> got = pool.borrow(bytes, 1, 0);
-    if (got.empty()) {
-        count(Counter::detach_refused, 1);
-        return nullptr;
-    }
-    return got.front();  // the flows count the bytes they really copy
+    char *copy = pool.borrow_within_cap(bytes);
+    if (!copy) count(Counter::detach_refused, 1);
+    return copy;  // the flows count the bytes they really copy
 }
 
 // Copies bytes [off, off + len) of the caller's packed stream into a

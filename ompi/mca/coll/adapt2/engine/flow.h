@@ -6,6 +6,8 @@
 #ifndef ADAPT2_ENGINE_FLOW_H
 #define ADAPT2_ENGINE_FLOW_H
 
+#include <memory_resource>
+
 #include "transport.h"
 
 namespace adapt2 {
@@ -35,6 +37,9 @@ public:
 
 protected:
     Flow(Schedule &schedule, int id) : schedule_(schedule), id_(id) {}
+    // The call's memory (Schedule::memory()): a flow's containers take it,
+    // so a call allocates nothing once its schedule has served one like it.
+    std::pmr::memory_resource *memory() const;
     Schedule &schedule_;
     const int id_;  // index of this flow in its schedule, stored in every Op
 };

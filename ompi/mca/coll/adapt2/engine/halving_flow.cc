@@ -21,8 +21,7 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
     plan();
     arrived_.assign(steps_.size(), 0);
     if (bytes_ == 0) return;
-    const std::vector<char *> bufs = pool_.borrow(bytes_ + scratch_bytes_, 1, 1);
-    work_ = bufs.front();
+    work_ = pool_.borrow_one(bytes_ + scratch_bytes_);
     scratch_ = work_ + bytes_;
 }
 
@@ -215,7 +214,7 @@ void HalvingFlow::deliver(const char *block) {
 }
 
 void HalvingFlow::finish() {
-    if (work_) pool_.give_back(bytes_ + scratch_bytes_, {work_});
+    if (work_) pool_.give_back_one(bytes_ + scratch_bytes_, work_);
 }
 
 }  // namespace adapt2

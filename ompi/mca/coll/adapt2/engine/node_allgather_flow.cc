@@ -20,7 +20,7 @@ NodeAllgatherFlow::NodeAllgatherFlow(Schedule &schedule, int id, const NodeAllga
     if (order_.identity && UserData(result_).contiguous()) {
         work_ = result_.contig;
     } else if (bytes > 0) {
-        work_ = pool_.borrow(bytes, 1, 1).front();
+        work_ = pool_.borrow_one(bytes);
         borrowed_ = true;
     }
 }
@@ -160,7 +160,7 @@ void NodeAllgatherFlow::on_complete(Op &op) {
 }
 
 void NodeAllgatherFlow::finish() {
-    if (borrowed_) pool_.give_back(block_ * order_.rank_at.size(), {work_});
+    if (borrowed_) pool_.give_back_one(block_ * order_.rank_at.size(), work_);
     if (!schedule_.failed()) {
         count(Counter::segments_sent, static_cast<uint64_t>(messages_sent_));
         count(Counter::bytes_sent, bytes_sent_);

@@ -16,10 +16,12 @@ RecDoublingFlow::RecDoublingFlow(Schedule &schedule, int id, const RecDoublingAr
       staged_(a.result == nullptr && a.bytes > 0),
       stage_out_(a.stage_out),
       op_(a.op),
-      pool_(pool) {
+      pool_(pool),
+      tmp_(memory()),
+      exchanges_(memory()) {
     plan();
     // tmp_[0]: the partner's data; tmp_[1]: the accumulator when staged
-    if (bytes_ > 0 && (staged_ || !exchanges_.empty())) tmp_ = pool_.borrow(bytes_, staged_ ? 2 : 1, staged_ ? 2 : 1);
+    if (bytes_ > 0 && (staged_ || !exchanges_.empty())) tmp_ = pool_.borrow(bytes_, staged_ ? 2 : 1, staged_ ? 2 : 1, memory());
     if (staged_) {
         result_ = tmp_[1];
         int rc = copy_into_work(a.stage_in, result_);

@@ -67,8 +67,8 @@ private:
     UserRange stage_out_;
     adapt2_reduction_t op_;
     BufferPool &pool_;
-    std::vector<char *> tmp_;        // the partner's data
-    std::vector<Exchange> exchanges_;
+    BufferPool::Buffers tmp_;        // the partner's data
+    std::pmr::vector<Exchange> exchanges_;
     size_t current_ = 0;
     int waiting_ = 0;                // operations of the current exchange in flight
 };

@@ -99,12 +99,12 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
                                    (args.hello ? "; may detach" : ""),
                                plan.rule));
     }
-    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+    ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
     schedule->add_flow<ReduceFlow>(args, std::move(tree), *pool);
     count(Counter::reduce_calls, 1);
-    schedule->start();
+    schedule.release()->start();
     return 0;
 }
 
@@ -134,7 +134,7 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     a.op = op;
     a.work = result.contig;
     if (!a.work && a.bytes > 0) {
-        a.work = comm.pool().borrow(a.bytes, 1, 1).front();
+        a.work = comm.pool().borrow_one(a.bytes);
         a.work_borrowed = true;
         a.deliver = true;
         a.deliver_to = {result, 0, 0, a.bytes};
@@ -182,7 +182,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
             comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
                                    algorithm == ADAPT2_ALLREDUCE_RING ? "ring" : "recursive doubling", rule));
         }
-        auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+        ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
         schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
             add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
@@ -190,7 +190,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
             add_recdoubling(*schedule, comm, own, result, in_place, op, tag);
         }
         count(Counter::allreduce_calls, 1);
-        schedule->start();
+        schedule.release()->start();
         return 0;
     }
     const int root = 0;
@@ -203,7 +203,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
                                "fused tree: reduce to rank 0 and broadcast, " + describe(plan),
                                (std::string(rule) + "; tree: " + plan.rule).c_str()));
     }
-    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+    ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
                                 plan.segment_bytes, settings.reproducible != 0);
@@ -223,7 +223,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
     auto &bcast = schedule->add_flow<BcastFlow>(down, tree, *pool);
     if (comm.rank() == root) reduce.feed(&bcast);
     count(Counter::allreduce_calls, 1);
-    schedule->start();
+    schedule.release()->start();
     return 0;
 }
 

@@ -19,10 +19,15 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
       in_place_(args.in_place),
       op_(args.op),
       fixed_order_(args.fixed_order),
+      order_(memory()),
+      slots_(memory()),
+      borrowed_(memory()),
       gpu_(args.gpu_combine && args.device_pool),
-      device_pool_(args.device_pool) {
+      device_pool_(args.device_pool),
+      device_bufs_(memory()) {
     if (await_) own_ = user_own_;
     // Operands in rank order; own data is operand children().
+    order_.reserve(children() + 1);
     for (int c = 0; c < children(); ++c) order_.push_back(c);
     order_.push_back(own_index());
     auto rank_of = [&](int operand) { return operand == own_index() ? args.rank : children_[operand]; };
@@ -44,16 +49,19 @@ void ReduceFlow::plan_slots(int window) {
     int want = std::clamp(window, 1, std::min(nseg, CompletionWindow::kMax));
     int nslots = want;
     if (buffers_per_slot_ > 0) {
-        borrowed_ = pool_.borrow(segments_.max_bytes(), want * buffers_per_slot_, buffers_per_slot_);
+        borrowed_ = pool_.borrow(segments_.max_bytes(), want * buffers_per_slot_, buffers_per_slot_, memory());
         nslots = static_cast<int>(borrowed_.size()) / buffers_per_slot_;
-        std::vector<char *> extra(borrowed_.begin() + nslots * buffers_per_slot_, borrowed_.end());
-        pool_.give_back(segments_.max_bytes(), extra);
-        borrowed_.resize(nslots * buffers_per_slot_);
+        const size_t kept = static_cast<size_t>(nslots) * buffers_per_slot_;
+        pool_.give_back(segments_.max_bytes(), borrowed_.data() + kept, borrowed_.size() - kept);
+        borrowed_.resize(kept);
     }
-    slots_.resize(nslots);
+    slots_.reserve(nslots);
     for (int i = 0; i < nslots; ++i) {
+        Slot &slot = slots_.emplace_back(memory());
         auto first = borrowed_.begin() + i * buffers_per_slot_;
-        slots_[i].bufs.assign(first, first + buffers_per_slot_);
+        slot.bufs.assign(first, first + buffers_per_slot_);
+        slot.ready.reserve(children() + 1);   // start_segment() assigns them: no growth then
+        slot.folded.reserve(children() + 1);
     }
 }
 
@@ -387,7 +395,7 @@ void ReduceFlow::release(int s) {
 void ReduceFlow::finish() {
     if (!borrowed_.empty()) pool_.give_back(segments_.max_bytes(), borrowed_);
     if (!device_bufs_.empty()) device_pool_->give_back(segments_.max_bytes(), device_bufs_);
-    if (copy_) copy_pool_->give_back(segments_.total(), {copy_});
+    if (copy_) copy_pool_->give_back_one(segments_.total(), copy_);
     if (!is_root() && !schedule_.failed()) {
         count(Counter::segments_sent, static_cast<uint64_t>(segments_.count()));
         count(Counter::bytes_sent, segments_.total());

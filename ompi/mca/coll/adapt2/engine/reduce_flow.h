@@ -82,15 +82,16 @@ public:
 
 private:
     struct Slot {
+        explicit Slot(std::pmr::memory_resource *memory) : ready(memory), folded(memory), bufs(memory) {}
         int segment = -1;
         char *acc = nullptr;         // the partial result so far; null before the first fold
-        std::vector<uint8_t> ready;  // per operand: its data is here
-        std::vector<uint8_t> folded; // per operand: combined into acc
+        std::pmr::vector<uint8_t> ready;  // per operand: its data is here
+        std::pmr::vector<uint8_t> folded; // per operand: combined into acc
         int folds = 0;               // children() + 1: the segment is fully combined
         int next_fixed = 0;          // fixed order: position in order_ of the next fold
         const char *own = nullptr;   // where this segment of own data is
         bool own_private = false;    // ... in adapt2's memory (a copy or packed)
-        std::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
+        std::pmr::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
         char *acc_dev = nullptr;     // GPU combine: the accumulator and the scratch buffer
         char *scratch_dev = nullptr;
     };
@@ -144,9 +145,9 @@ private:
     BcastFlow *feed_ = nullptr;
     bool decided_ = false;            // awaiting leaf: user buffer or copy chosen
     int own_folded_ = 0;              // segments whose own data is combined
-    std::vector<int> order_;          // operands sorted by rank (own = children())
-    std::vector<Slot> slots_;
-    std::vector<char *> borrowed_;    // every staging buffer, given back at the end
+    std::pmr::vector<int> order_;     // operands sorted by rank (own = children())
+    std::pmr::vector<Slot> slots_;
+    BufferPool::Buffers borrowed_;    // every staging buffer, given back at the end
     int buffers_per_slot_ = 0;
     int next_start_ = 0;              // next segment to start
     int next_send_ = 0;               // non-root: next segment to send up
@@ -154,7 +155,7 @@ private:
     CompletionWindow released_;       // segments whose slot is free again
     bool gpu_;                        // combine on the GPU
     BufferPool *device_pool_;
-    std::vector<char *> device_bufs_; // GPU combine: every device buffer, given back at the end
+    BufferPool::Buffers device_bufs_; // GPU combine: every device buffer, given back at the end
 };
 
 }  // namespace adapt2

@@ -10,7 +10,7 @@ namespace adapt2 {
 void ReduceFlow::plan_device_buffers() {
     if (!gpu_ || slots_.empty()) return;
     const int want = 2 * static_cast<int>(slots_.size());
-    device_bufs_ = device_pool_->borrow(segments_.max_bytes(), want, want);
+    device_bufs_ = device_pool_->borrow(segments_.max_bytes(), want, want, memory());
     for (size_t i = 0; i < slots_.size(); ++i) {
         slots_[i].acc_dev = device_bufs_[2 * i];
         slots_[i].scratch_dev = device_bufs_[2 * i + 1];

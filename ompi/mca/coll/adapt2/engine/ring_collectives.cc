@@ -36,7 +36,7 @@ RingArgs ring_args(const Comm &comm, const adapt2_call_t &call, int tag, size_t 
 // A working buffer from the pool (the flow gives it back).
 void borrow_work(Comm &comm, RingArgs *a) {
     if (a->bytes == 0) return;
-    a->work = comm.pool().borrow(a->bytes, 1, 1).front();
+    a->work = comm.pool().borrow_one(a->bytes);
     a->work_borrowed = true;
 }
 
@@ -44,11 +44,11 @@ void borrow_work(Comm &comm, RingArgs *a) {
 template <typename F, typename Args>
 int start_one_flow(Comm &comm, const adapt2_call_t &call, const Args &args, size_t bytes, TraceColl trace,
                    Counter calls) {
-    auto *schedule = new Schedule(comm, call.done, call.ctx, call.finished);
+    ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     schedule->set_trace(trace, comm.id(), comm.next_call(), bytes, -1);
     schedule->add_flow<F>(args, comm.pool());
     count(calls, 1);
-    schedule->start();
+    schedule.release()->start();
     return 0;
 }
 

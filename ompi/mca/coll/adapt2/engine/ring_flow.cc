@@ -166,7 +166,7 @@ void RingFlow::on_complete(Op &op) {
 
 void RingFlow::finish() {
     if (staging_.size() > 0) pool_.give_back(segment_bytes_, staging_.buffers());
-    if (work_borrowed_) pool_.give_back(work_bytes_, {work_});
+    if (work_borrowed_) pool_.give_back_one(work_bytes_, work_);
     if (!schedule_.failed()) {
         count(Counter::segments_sent, static_cast<uint64_t>(messages_));
         count(Counter::bytes_sent, bytes_sent_);

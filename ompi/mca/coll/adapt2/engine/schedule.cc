@@ -38,10 +38,54 @@ void Schedule::fail_call(int rc, const char *why, ...) {
     va_end(args);
 }
 
+Schedule::~Schedule() { end_flows(); }
+
+// Every per-call field back to its start; the arena, flows_, ops_ and
+// free_ops_ keep their memory.
+void Schedule::begin(DoneFn done, void *done_ctx, DoneFn finished) {
+    done_ = done;
+    finished_ = finished;
+    done_ctx_ = done_ctx;
+    reported_ = false;
+    grace_ = nullptr;
+    error_ = 0;
+    in_flight_ = 0;
+    internode_segments_ = internode_bytes_ = 0;
+    device_bytes_ = device_combines_ = 0;
+    inbox_.store(nullptr);
+    draining_.store(false);
+    tracer_ = nullptr;
+    trace_base_ = TraceEvent{};
+    call_bytes_ = 0;
+    call_root_ = -1;
+    why_[0] = '\0';
+}
+
+// The flows live in the arena: destroyed in place, never deleted.
+void Schedule::end_flows() {
+    for (Flow *f : flows_) f->~Flow();
+    flows_.clear();
+    arena_.reset();
+}
+
+void Schedule::recycle() {
+    end_flows();
+    comm_.schedules().put(this);
+}
+
+std::pmr::memory_resource *Flow::memory() const { return schedule_.memory(); }
+
+ScheduleHandle new_schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished) {
+    Schedule *s = comm.schedules().take();
+    if (!s) s = new Schedule(comm);
+    s->begin(done, done_ctx, finished);
+    return ScheduleHandle(s);
+}
+
 void Schedule::reserve_ops() {
     int count = 0;
-    for (const auto &f : flows_) count += f->max_ops();
-    ops_.assign(count, Op{});
+    for (const Flow *f : flows_) count += f->max_ops();
+    ops_.assign(count, Op{});  // within the capacity of earlier calls of this size
     free_ops_.clear();
     free_ops_.reserve(count);
     for (auto &op : ops_) {
@@ -195,7 +239,7 @@ Grace *Schedule::add_grace() {
 void Schedule::start() {
     reserve_ops();
     draining_.store(true);
-    for (auto &f : flows_) f->start();
+    for (Flow *f : flows_) f->start();
     drain();
 }
 
@@ -212,7 +256,7 @@ void Schedule::complete(Op *op, int status) {
 bool Schedule::finished() const {
     if (in_flight_ != 0) return false;
     if (failed()) return true;
-    for (const auto &f : flows_) {
+    for (const Flow *f : flows_) {
         if (f->has_pending_work()) return false;
     }
     return true;
@@ -248,7 +292,7 @@ void Schedule::handle_inbox() {
             ordered = ordered->next;
             --in_flight_;
             if (op->kind == Op::kTimer) {
-                for (auto &f : flows_) f->expire();
+                for (Flow *f : flows_) f->expire();
                 continue;
             }
             if (op->status != 0) note_failed_op(*op);
@@ -276,7 +320,7 @@ void Schedule::note_failed_op(const Op &op) {
 // from their private copies.
 void Schedule::report_if_locally_done() {
     if (reported_ || failed() || in_flight_ == 0) return;  // nothing left: finish() reports
-    for (const auto &f : flows_) {
+    for (const Flow *f : flows_) {
         if (!f->locally_done()) return;
     }
     reported_ = true;
@@ -286,7 +330,7 @@ void Schedule::report_if_locally_done() {
 }
 
 void Schedule::finish() {
-    for (auto &f : flows_) f->finish();
+    for (Flow *f : flows_) f->finish();
     if (tracer_) trace(TraceKind::call_done, 0, 0, -1, 0);
     if (grace_) grace_->release();
     if (internode_segments_ > 0) comm_.count_internode(internode_segments_, internode_bytes_);
@@ -302,7 +346,7 @@ void Schedule::finish() {
                  comm_.size(), trace_coll_name(trace_base_.coll), trace_base_.call, call_bytes_, call_root_,
                  why_);
     }
-    delete this;
+    recycle();  // `this` may serve another call from here on
     reporting_failure = failure;
     if (done) done(ctx, status);
     if (finished) finished(ctx, status);

@@ -22,8 +22,11 @@
 
 #include <atomic>
 #include <memory>
+#include <memory_resource>
+#include <new>
 #include <vector>
 
+#include "call_arena.h"
 #include "comm.h"
 #include "flow.h"
 #include "trace.h"
@@ -54,22 +57,34 @@ private:
 
 class Schedule final {
 public:
-    Schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished = nullptr)
-        : comm_(comm), transport_(comm.transport()), done_(done), finished_(finished), done_ctx_(done_ctx) {}
+    explicit Schedule(Comm &comm) : comm_(comm), transport_(comm.transport()) {}
+    ~Schedule();
     Schedule(const Schedule &) = delete;
     Schedule &operator=(const Schedule &) = delete;
+
+    // Before anything else, for each call (a schedule serves one call at a
+    // time, and is reused by the next: new_schedule()).
+    void begin(DoneFn done, void *done_ctx, DoneFn finished = nullptr);
+
+    // The call's memory: flows live in it, and their containers take it as
+    // their std::pmr allocator. Valid until the call is over.
+    std::pmr::memory_resource *memory() { return &arena_; }
 
     // Flows are added before start(); their index is their id.
     template <typename F, typename... Args>
     F &add_flow(Args &&...args) {
-        auto flow = std::make_unique<F>(*this, static_cast<int>(flows_.size()), std::forward<Args>(args)...);
-        F &ref = *flow;
-        flows_.push_back(std::move(flow));
-        return ref;
+        void *at = arena_.allocate(sizeof(F), alignof(F));
+        F *flow = new (at) F(*this, static_cast<int>(flows_.size()), std::forward<Args>(args)...);
+        flows_.push_back(flow);
+        return *flow;
     }
 
+    // A schedule that is not started (its call failed to start) goes back to
+    // its communicator's cache; a started one does so itself when finished.
+    void recycle();
+
     // Runs the first steps. After this call the schedule owns itself: it
-    // deletes itself once finished, right before reporting to `done`.
+    // recycles itself once finished, right before reporting to `done`.
     void start();
 
     // Before start(): give the call a grace period; the caller fires the
@@ -134,12 +149,13 @@ private:
     bool finished() const;
     void report_if_locally_done();
     void finish();
+    void end_flows();
 
     Comm &comm_;
     Transport &transport_;
-    DoneFn done_;
-    DoneFn finished_;
-    void *done_ctx_;
+    DoneFn done_ = nullptr;
+    DoneFn finished_ = nullptr;
+    void *done_ctx_ = nullptr;
     bool reported_ = false;  // done_ has been called
     Grace *grace_ = nullptr;
     int error_ = 0;
@@ -148,7 +164,8 @@ private:
     uint64_t internode_bytes_ = 0;
     uint64_t device_bytes_ = 0;     // copied to or from GPU buffers, counted once at the end
     uint64_t device_combines_ = 0;  // segments combined on the GPU
-    std::vector<std::unique_ptr<Flow>> flows_;
+    CallArena arena_;            // the flows and their arrays, kept across calls
+    std::vector<Flow *> flows_;  // in arena_; the vectors keep their capacity across calls
     std::vector<Op> ops_;
     std::vector<Op *> free_ops_;
     std::atomic<Op *> inbox_{nullptr};
@@ -159,6 +176,15 @@ private:
     int call_root_ = -1;
     char why_[240] = "";       // the first error's reason (no allocation on failure)
 };
+
+// A schedule for a new call on `comm`: a kept one (schedule_cache.h) or a
+// new one. The handle gives it back if the call fails to start; start()
+// takes it over: schedule.release()->start().
+struct ScheduleRecycler {
+    void operator()(Schedule *s) const { s->recycle(); }
+};
+using ScheduleHandle = std::unique_ptr<Schedule, ScheduleRecycler>;
+ScheduleHandle new_schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn finished = nullptr);
 
 // While a failed call reports (its done or finished function runs, on this
 // thread): what failed, on which rank and why, as one line. Empty otherwise.

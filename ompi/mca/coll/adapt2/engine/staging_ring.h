@@ -9,21 +9,27 @@
 #ifndef ADAPT2_ENGINE_STAGING_RING_H
 #define ADAPT2_ENGINE_STAGING_RING_H
 
+#include <memory_resource>
 #include <vector>
 
 namespace adapt2 {
 
 class StagingRing {
 public:
+    using Buffers = std::pmr::vector<char *>;
+    // Its arrays live in `memory` (the call's, in a flow).
+    explicit StagingRing(std::pmr::memory_resource *memory = std::pmr::get_default_resource())
+        : buffers_(memory), users_(memory) {}
+
     // One slot per buffer.
-    void assign(std::vector<char *> buffers) { assign(std::move(buffers), 1, 0); }
-    void assign(std::vector<char *> blocks, int per_block, size_t slot_bytes) {
+    void assign(Buffers buffers) { assign(std::move(buffers), 1, 0); }
+    void assign(Buffers blocks, int per_block, size_t slot_bytes) {
         buffers_ = std::move(blocks);
         per_block_ = per_block;
         slot_bytes_ = slot_bytes;
         users_.assign(buffers_.size() * per_block_, 0);
     }
-    const std::vector<char *> &buffers() const { return buffers_; }
+    const Buffers &buffers() const { return buffers_; }
     size_t block_bytes() const { return slot_bytes_ * static_cast<size_t>(per_block_); }
     int size() const { return static_cast<int>(users_.size()); }
 
@@ -50,10 +56,10 @@ public:
     }
 
 private:
-    std::vector<char *> buffers_;  // blocks
+    Buffers buffers_;  // blocks
     int per_block_ = 1;
     size_t slot_bytes_ = 0;
-    std::vector<int> users_;       // per slot
+    std::pmr::vector<int> users_;  // per slot
     int oldest_ = 0;   // first segment still holding a slot
     int claimed_ = 0;  // segments [0, claimed_) have been claimed
 };

@@ -1,0 +1,46 @@
+#include "schedule_cache.h"
+
+#include "schedule.h"
+
+namespace adapt2 {
+
+ScheduleCache::~ScheduleCache() {
+    for (Schedule *s : kept_) delete s;
+}
+
+void ScheduleCache::set_max(int max) {
+    std::vector<Schedule *> extra;
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        max_ = max > 0 ? static_cast<size_t>(max) : 0;
+        kept_.reserve(max_);
+        while (kept_.size() > max_) extra.push_back(kept_.back()), kept_.pop_back();
+    }
+    for (Schedule *s : extra) delete s;
+}
+
+Schedule *ScheduleCache::take() {
+    std::lock_guard<std::mutex> guard(lock_);
+    if (kept_.empty()) return nullptr;
+    Schedule *s = kept_.back();
+    kept_.pop_back();
+    return s;
+}
+
+void ScheduleCache::put(Schedule *schedule) {
+    {
+        std::lock_guard<std::mutex> guard(lock_);
+        if (kept_.size() < max_) {
+            kept_.push_back(schedule);
+            return;
+        }
+    }
+    delete schedule;
+}
+
+int ScheduleCache::kept() const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return static_cast<int>(kept_.size());
+}
+
+}  // namespace adapt2

@@ -1,0 +1,21 @@
+#!/bin/bash
+# The latency path allocates nothing (test/mpi/alloc_check.c): blocking and
+# non-blocking bcast, reduce and allreduce below coll_adapt2_detach_min_message
+# make no heap allocation on any rank once warm, over pml ob1 and pml ucx,
+# every result checked. The control run keeps no schedules
+# (coll_adapt2_schedule_cache 0) and must see allocations in every call:
+# the counter sees the component's.
+. "$(dirname "$0")/lib.sh"
+
+if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
+    # the sanitizer runtime owns malloc: alloc_check's counting allocator cannot
+    echo "skipped under the sanitizers (they replace malloc)"
+    exit 77
+fi
+A="$BIN/alloc_check"
+check "ob1, np 4, 1 KiB" 4 -- "$A" --bytes 1024
+check "ob1, np 3, 4 bytes" 3 -- "$A" --bytes 4 --calls 300
+check "ucx, np 4, 2 KiB" 4 $UCX_FLAGS -- "$A" --bytes 2048 --calls 300
+check "control: no schedule cache, allocations seen" 4 --mca coll_adapt2_schedule_cache 0 -- \
+    "$A" --bytes 1024 --calls 100 --expect-allocations
+finish
