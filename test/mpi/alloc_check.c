@@ -173,7 +173,7 @@ static long run_case(int kind, int blocking, int count, int calls)
 
 int main(int argc, char **argv)
 {
-    int calls = 500, bytes = 1024, expect_allocations = 0;
+    int calls = 500, bytes = 256, expect_allocations = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--bytes") && i + 1 < argc) bytes = atoi(argv[++i]);

@@ -13,9 +13,11 @@ if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
     exit 77
 fi
 A="$BIN/alloc_check"
-check "ob1, np 4, 1 KiB" 4 -- "$A" --bytes 1024
+check "ob1, np 4, 256 bytes" 4 -- "$A" --bytes 256
 check "ob1, np 3, 4 bytes" 3 -- "$A" --bytes 4 --calls 300
-check "ucx, np 4, 2 KiB" 4 $UCX_FLAGS -- "$A" --bytes 2048 --calls 300
+check "ucx, np 4, 128 bytes" 4 $UCX_FLAGS -- "$A" --bytes 128 --calls 300
+check "ob1, np 4, 2 KiB with coll_adapt2_detach_min_message 2048" 4 \
+    --mca coll_adapt2_detach_min_message 2048 -- "$A" --bytes 2048 --calls 300
 check "control: no schedule cache, allocations seen" 4 --mca coll_adapt2_schedule_cache 0 -- \
-    "$A" --bytes 1024 --calls 100 --expect-allocations
+    "$A" --bytes 256 --calls 100 --expect-allocations
 finish

@@ -72,6 +72,7 @@ static void *storage(const struct param *p)
 #define ADAPT2_MAX_NAMES 16
 static struct enum_names {
     int count;
+    int previous; /* the index of `previous`, or -1 */
     const char *name[ADAPT2_MAX_NAMES];
     char text[256];
 } enum_names[ADAPT2_P_COUNT];
@@ -81,8 +82,10 @@ static const struct enum_names *names_of(mca_coll_adapt2_param_t id)
     struct enum_names *e = &enum_names[id];
     if (0 == e->count) { /* registration runs before any call, in one thread */
         snprintf(e->text, sizeof e->text, "%s", params[id].names);
+        e->previous = -1;
         for (char *save = NULL, *n = strtok_r(e->text, ",", &save);
              n && e->count < ADAPT2_MAX_NAMES; n = strtok_r(NULL, ",", &save)) {
+            if (0 == strcmp(n, "previous")) e->previous = e->count;
             e->name[e->count++] = n;
         }
     }
@@ -235,8 +238,9 @@ int mca_coll_adapt2_param_enum(mca_coll_adapt2_param_t id)
 {
     const struct param *p = &params[id];
     const struct enum_names *e = names_of(id);
-    int index = *(int *) storage(p), deflt = index_of(e, p->text);
-    if (index >= 0 && index < e->count) return index;
+    int index = *(int *) storage(p);
+    if (index >= 0 && index < e->count) return index; /* read at every call: no lookup */
+    int deflt = index_of(e, p->text);
     char bad[32], why[48]; /* MPI_T writes ints unchecked */
     snprintf(bad, sizeof bad, "%d", index);
     snprintf(why, sizeof why, "must be between 0 and %d", e->count - 1);
@@ -318,7 +322,7 @@ int mca_coll_adapt2_checked_algorithm(mca_coll_adapt2_param_t id)
     /* previous: the call's facts say so (plan_call hands the call on); auto
      * stands in, as a tree is still needed */
     int alg = mca_coll_adapt2_param_enum(id);
-    return mca_coll_adapt2_use_previous(names_of(id)->name[alg]) ? 0 : alg;
+    return alg == names_of(id)->previous ? 0 : alg;
 }
 
 void mca_coll_adapt2_load_rules(void)

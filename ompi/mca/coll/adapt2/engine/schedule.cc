@@ -85,7 +85,9 @@ ScheduleHandle new_schedule(Comm &comm, DoneFn done, void *done_ctx, DoneFn fini
 void Schedule::reserve_ops() {
     int count = 0;
     for (const Flow *f : flows_) count += f->max_ops();
-    ops_.assign(count, Op{});  // within the capacity of earlier calls of this size
+    // take_op() sets every field a call uses; only the owner is fixed. The
+    // arrays keep the capacity of earlier calls.
+    if (ops_.size() != static_cast<size_t>(count)) ops_.resize(count);
     free_ops_.clear();
     free_ops_.reserve(count);
     for (auto &op : ops_) {

@@ -1,0 +1,176 @@
+/* Per-call software overhead of a collective against bare point-to-point on
+ * the same tree (issue 15's latency path goal: within 20%).
+ *
+ * Below coll_adapt2_bcast_radix ranks (8 by default) adapt2's small-message
+ * tree is flat: the root sends to every rank, or (reduce) receives from every
+ * rank and combines. The bare loop does exactly that with MPI_Isend/MPI_Irecv
+ * and MPI_Waitall (and MPI_Reduce_local). What is timed is one rank's time
+ * inside the call once its peers' data is already there, so the figure is
+ * the software path, not the wire or the scheduler:
+ *   bcast root:  posting the sends until the call returns (eager sends);
+ *   bcast leaf:  the call, entered after the message has arrived;
+ *   reduce leaf: the call (an eager send);
+ *   reduce root: the call, entered after every contribution has arrived.
+ * Each iteration starts with MPI_Barrier and, for the rank that receives,
+ * a 50 us spin so that the messages have landed; buffer contents change
+ * every iteration and every result is checked.
+ *
+ *   overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce]
+ * prints, per role, the median time per call of the collective (MPI_Bcast or
+ * MPI_Reduce, i.e. whichever component is selected) and of the bare loop,
+ * and their ratio. Run it with adapt2 selected, and with tuned for context.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, np;
+
+static double now(void) { return MPI_Wtime(); }
+
+static void spin_us(double us)
+{
+    double end = now() + us * 1e-6;
+    while (now() < end) {
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t) n, sizeof *t, cmp_double);
+    return t[n / 2];
+}
+
+static int value(int r, int k, int it) { return (r + 1) * 100 + k + it % 89; }
+
+/* ---- the bare trees ------------------------------------------------------- */
+
+static MPI_Request reqs[1024];
+
+static void bare_bcast(int *buf, int count)
+{
+    if (rank == 0) {
+        for (int r = 1; r < np; ++r) MPI_Isend(buf, count, MPI_INT, r, 7, MPI_COMM_WORLD, &reqs[r - 1]);
+        MPI_Waitall(np - 1, reqs, MPI_STATUSES_IGNORE);
+    } else {
+        MPI_Irecv(buf, count, MPI_INT, 0, 7, MPI_COMM_WORLD, &reqs[0]);
+        MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+    }
+}
+
+static void bare_reduce(const int *in, int *out, int *scratch, int count)
+{
+    if (rank == 0) {
+        for (int r = 1; r < np; ++r)
+            MPI_Irecv(scratch + (size_t) (r - 1) * count, count, MPI_INT, r, 8, MPI_COMM_WORLD, &reqs[r - 1]);
+        MPI_Waitall(np - 1, reqs, MPI_STATUSES_IGNORE);
+        memcpy(out, in, (size_t) count * sizeof(int));
+        for (int r = 1; r < np; ++r) MPI_Reduce_local(scratch + (size_t) (r - 1) * count, out, count, MPI_INT, MPI_SUM);
+    } else {
+        MPI_Isend(in, count, MPI_INT, 0, 8, MPI_COMM_WORLD, &reqs[0]);
+        MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+    }
+}
+
+/* ---- one timed loop ------------------------------------------------------- */
+
+static long long errors;
+
+static void check(const int *got, int count, int it, int reduce)
+{
+    for (int k = 0; k < count; ++k) {
+        int want = 0;
+        if (reduce) {
+            for (int r = 0; r < np; ++r) want += value(r, k, it);
+        } else {
+            want = value(0, k, it);
+        }
+        if (got[k] != want && errors++ < 5)
+            fprintf(stderr, "rank %d: iteration %d element %d is %d, expected %d\n", rank, it, k, got[k], want);
+    }
+}
+
+/* Median seconds per call on this rank; `bare` picks the point-to-point loop. */
+static double run(int reduce, int bare, int count, int iters, int *in, int *out, int *scratch)
+{
+    double *t = malloc(sizeof(double) * (size_t) iters);
+    const int receiver = reduce ? rank == 0 : rank != 0;
+    for (int it = -iters / 10; it < iters; ++it) {
+        const int v = it < 0 ? -it : it;
+        for (int k = 0; k < count; ++k) {
+            in[k] = reduce || rank == 0 ? value(reduce ? rank : 0, k, v) : -1;
+            out[k] = -1;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (receiver) spin_us(50);
+        double t0 = now();
+        if (reduce) {
+            if (bare) bare_reduce(in, out, scratch, count);
+            else MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        } else {
+            if (bare) bare_bcast(in, count);
+            else MPI_Bcast(in, count, MPI_INT, 0, MPI_COMM_WORLD);
+        }
+        double t1 = now();
+        if (it >= 0) t[it] = t1 - t0;
+        if (reduce && rank == 0) check(out, count, v, 1);
+        if (!reduce && rank != 0) check(in, count, v, 0);
+    }
+    double m = median(t, iters);
+    free(t);
+    return m;
+}
+
+int main(int argc, char **argv)
+{
+    int iters = 20000, bytes = 64, reduce = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc) iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc) bytes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-k") && i + 1 < argc) reduce = !strcmp(argv[++i], "reduce");
+        else {
+            if (rank == 0) fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce]\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (np < 2 || np > 1024 || iters < 10) MPI_Abort(MPI_COMM_WORLD, 2);
+    const int count = bytes / (int) sizeof(int) > 0 ? bytes / (int) sizeof(int) : 1;
+    int *in = malloc(sizeof(int) * (size_t) count), *out = malloc(sizeof(int) * (size_t) count);
+    int *scratch = malloc(sizeof(int) * (size_t) count * (size_t) np);
+    /* interleaved: collective, bare, collective, bare */
+    double coll = 0, bare = 0;
+    for (int round = 0; round < 2; ++round) {
+        coll += run(reduce, 0, count, iters / 2, in, out, scratch);
+        bare += run(reduce, 1, count, iters / 2, in, out, scratch);
+    }
+    coll /= 2, bare /= 2;
+    /* every rank's figures, printed by rank 0 */
+    double mine[2] = {coll, bare}, *all = malloc(sizeof(double) * 2 * (size_t) np);
+    MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    long long total = 0;
+    MPI_Reduce(&errors, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("# overhead_bench: %s of %d bytes, np %d, %d calls per mode (median us per call, in the call)\n",
+               reduce ? "reduce" : "bcast", count * (int) sizeof(int), np, iters);
+        printf("# %-6s %6s %12s %12s %8s\n", "role", "rank", "collective", "bare_p2p", "ratio");
+        for (int r = 0; r < np; ++r) {
+            const char *role = (r == 0) ? "root" : "leaf";
+            printf("  %-6s %6d %12.3f %12.3f %8.2f\n", role, r, 1e6 * all[2 * r], 1e6 * all[2 * r + 1],
+                   all[2 * r] / all[2 * r + 1]);
+        }
+        if (total) printf("# %lld wrong elements\n", total);
+    }
+    free(all), free(in), free(out), free(scratch);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
