@@ -124,6 +124,9 @@ void params_generate(rng_t *r, params_t *p)
     p->topology = rng_chance(r, 85);
     p->pool_max_bytes = PICK(r, pool_caps);
     p->detach_max_bytes = PICK(r, detach_caps);
+    /* No new draw (fuzz_regressions.sh's case numbers hold): half the cases
+     * keep the latency path's default, half detach from 1 byte. */
+    p->detach_min_message = p->chains % 2 ? 256 : 0;
 }
 
 void set_algorithms(const char *bcast, const char *reduce, const char *allreduce)
@@ -156,6 +159,10 @@ void params_apply(const params_t *p)
     adapt2_set_long("coll_adapt2_allreduce_ring_min_bytes", p->ring_min);
     adapt2_set_long("coll_adapt2_allreduce_ring_max_bytes", p->ring_max);
     adapt2_set_long("coll_adapt2_allreduce_recdoubling_max_bytes", p->recdoubling_max);
+    /* recursive doubling at every rank count the size allows, as before the
+     * rank limit: the fuzzer covers its non-power-of-two exchanges */
+    adapt2_set_int("coll_adapt2_allreduce_recdoubling_max_ranks", 1 << 20);
+    adapt2_set_long("coll_adapt2_detach_min_message", p->detach_min_message);
     adapt2_set_int("coll_adapt2_reproducible", p->reproducible);
     adapt2_set_int("coll_adapt2_topology", p->topology);
     adapt2_set_long("coll_adapt2_pool_max_bytes", p->pool_max_bytes);
@@ -180,13 +187,14 @@ void params_describe(const params_t *p, char *out, size_t n)
              "bcast_algorithm=%s reduce_algorithm=%s allreduce_algorithm=%s node_algorithm=%s "
              "bcast_segment_size=%ld reduce_segment_size=%ld allreduce_segment_size=%ld "
              "topology_segment_size=%ld node_segment_size=%ld numa_segment_size=%ld recv_window=%d "
-             "send_window=%d bcast_fanout=%d bcast_radix=%d bcast_chains=%d detach_max_message=%ld "
+             "send_window=%d bcast_fanout=%d bcast_radix=%d bcast_chains=%d detach_min_message=%ld detach_max_message=%ld "
              "detach_await_min_bytes=%ld detach_grace_us=%d allreduce_ring_min_bytes=%ld "
-             "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld reproducible=%d topology=%d "
+             "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld "
+             "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d "
              "pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
              p->bcast_alg, p->reduce_alg, p->allreduce_alg, p->node_alg, p->bcast_seg, p->reduce_seg,
              p->allreduce_seg, p->topo_seg, p->node_seg, p->numa_seg, p->recv_window, p->send_window,
-             p->fanout, p->radix, p->chains, p->detach_max_message, p->await_min, p->grace_us, p->ring_min,
+             p->fanout, p->radix, p->chains, p->detach_min_message, p->detach_max_message, p->await_min, p->grace_us, p->ring_min,
              p->ring_max, p->recdoubling_max, p->reproducible, p->topology, p->pool_max_bytes,
              p->detach_max_bytes);
     for (int i = 0; i < npins; ++i) {

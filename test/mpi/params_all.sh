@@ -93,6 +93,7 @@ allreduce_segment_size            range
 allreduce_ring_min_bytes          range
 allreduce_ring_max_bytes          range
 allreduce_recdoubling_max_bytes   range
+allreduce_recdoubling_max_ranks   range
 allgather_algorithm               names                  ring
 allgather_bruck_max_bytes         range                  ring
 allgather_multi_level_max_bytes   range                  ring

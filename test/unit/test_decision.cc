@@ -118,8 +118,18 @@ void test_allreduce_rules(void **) {
     s.ring_min_bytes = 256 << 10;
     s.ring_max_bytes = 8 << 20;
     s.recdoubling_max_bytes = 16 << 10;
+    s.recdoubling_max_ranks = 4;
     // (no buffer layout: ranks may describe the same data with other datatypes)
     auto pick = [&](size_t bytes, bool commutative) { return choose_allreduce(s, bytes, 4, commutative); };
+    // recursive doubling only on a power of two ranks up to the maximum
+    assert_int_equal(choose_allreduce(s, 64, 2, true), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(choose_allreduce(s, 64, 3, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(choose_allreduce(s, 64, 8, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(choose_allreduce(s, 64, 1, true), ADAPT2_ALLREDUCE_TREE);
+    s.recdoubling_max_ranks = 8;
+    assert_int_equal(choose_allreduce(s, 64, 8, true), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(choose_allreduce(s, 64, 6, true), ADAPT2_ALLREDUCE_TREE);
+    s.recdoubling_max_ranks = 4;
     assert_int_equal(pick((16 << 10) - 4, true), ADAPT2_ALLREDUCE_RECDOUBLING);
     assert_int_equal(pick((16 << 10) - 4, false), ADAPT2_ALLREDUCE_RECDOUBLING);  // by rank order
     assert_int_equal(pick(16 << 10, true), ADAPT2_ALLREDUCE_TREE);
@@ -380,6 +390,7 @@ void test_every_rule_is_named(void **) {
     adapt2_allreduce_settings_t a{};
     a.tree = defaults();
     a.ring_min_bytes = 256 << 10, a.ring_max_bytes = 8 << 20, a.recdoubling_max_bytes = 16 << 10;
+    a.recdoubling_max_ranks = 4;
     const char *rule = nullptr;
     for (int algorithm : {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE}) {
         a.algorithm = algorithm;

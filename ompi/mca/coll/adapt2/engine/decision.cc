@@ -143,8 +143,9 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
 
 // Auto, measured (docs/design.md): the ring for the middle sizes, where its 2(p-1)
 // steps of 1/p of the message beat the tree's full-size hops, the fused tree
-// elsewhere; recursive doubling below recdoubling_max_bytes (0 by default:
-// with more ranks than cores the tree, which leaves leaves idle, was faster).
+// elsewhere; recursive doubling for small messages on 2 or 4 ranks (its
+// log2(p) exchanges against the tree's two hops; at 3 or 8 ranks the tree
+// was as fast or faster).
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes,
                                               int comm_size, bool commutative, const char **rule) {
     const char *unused;
@@ -164,8 +165,12 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     // every step; the multi-level tree crosses each once per segment.
     why = "auto, across nodes: the multi-level tree crosses each slow link once per segment";
     if (s.tree.topology) return ADAPT2_ALLREDUCE_TREE;
-    why = "auto, below allreduce_recdoubling_max_bytes: recursive doubling";
-    if (bytes < s.recdoubling_max_bytes) return ADAPT2_ALLREDUCE_RECDOUBLING;
+    why = "auto, below allreduce_recdoubling_max_bytes on a power of two ranks up to "
+          "allreduce_recdoubling_max_ranks: recursive doubling";
+    const bool power_of_two = comm_size > 1 && (comm_size & (comm_size - 1)) == 0;
+    if (bytes < s.recdoubling_max_bytes && power_of_two && comm_size <= s.recdoubling_max_ranks) {
+        return ADAPT2_ALLREDUCE_RECDOUBLING;
+    }
     why = "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring";
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     why = "auto: the fused tree";
