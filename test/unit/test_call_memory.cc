@@ -4,6 +4,7 @@
 // (global operator new is counted while the engine starts the call, the fake
 // network's own bookkeeping excluded), and results stay right while kept
 // schedules serve call after call of changing shapes.
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -21,29 +22,51 @@ using namespace adapt2;
 using namespace adapt2::test;
 
 // ---- counting operator new ------------------------------------------------
+// Every form is replaced (the library's nothrow and array forms too), so that
+// each delete frees what the matching new allocated (AddressSanitizer checks).
 
 namespace {
 thread_local bool counting = false;
 long news = 0;  // operator new calls while counting
-}  // namespace
 
-void *operator new(size_t n) {
+void *counted(size_t n, size_t align) {
     if (counting) ++news;
-    if (void *p = std::malloc(n ? n : 1)) return p;
+    if (n == 0) n = 1;
+    if (align <= alignof(std::max_align_t)) return std::malloc(n);
+    return std::aligned_alloc(align, (n + align - 1) / align * align);
+}
+void *counted_or_throw(size_t n, size_t align) {
+    if (void *p = counted(n, align)) return p;
     throw std::bad_alloc();
 }
-void *operator new(size_t n, std::align_val_t a) {
-    if (counting) ++news;
-    const size_t align = static_cast<size_t>(a);
-    if (void *p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
-    throw std::bad_alloc();
+}  // namespace
+
+void *operator new(size_t n) { return counted_or_throw(n, 0); }
+void *operator new[](size_t n) { return counted_or_throw(n, 0); }
+void *operator new(size_t n, std::align_val_t a) { return counted_or_throw(n, static_cast<size_t>(a)); }
+void *operator new[](size_t n, std::align_val_t a) { return counted_or_throw(n, static_cast<size_t>(a)); }
+void *operator new(size_t n, const std::nothrow_t &) noexcept { return counted(n, 0); }
+void *operator new[](size_t n, const std::nothrow_t &) noexcept { return counted(n, 0); }
+void *operator new(size_t n, std::align_val_t a, const std::nothrow_t &) noexcept {
+    return counted(n, static_cast<size_t>(a));
+}
+void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &) noexcept {
+    return counted(n, static_cast<size_t>(a));
 }
 // These replace the global operator new, so malloc'd memory is what they free.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void *p) noexcept { std::free(p); }
+void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete(void *p, size_t) noexcept { std::free(p); }
+void operator delete[](void *p, size_t) noexcept { std::free(p); }
 void operator delete(void *p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void *p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void *p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void *p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { std::free(p); }
 
 namespace {
 
