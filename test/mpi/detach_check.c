@@ -666,7 +666,7 @@ static void verify_one(const spec_t *s, const stamps_t *st, int *orders, int *co
     }
     if (!big) return; /* eager sends may complete at once: no need to detach */
     if (is_bcast(s)) {
-        /* The root detaches if a child of its is late; from 128 KiB a root
+        /* The root detaches if a child of its is late; from the await size a root
          * whose children all entered serves them from the user's buffer and
          * an interior ancestor of the sleeper detaches instead. */
         long long sum = 0;

@@ -263,8 +263,9 @@ const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id)
  * trip is cheaper than a copy at every size (np 2: a 64 KiB broadcast took
  * 1.04x the time it takes without decoupling, against 2.3x copying at once);
  * with more ranks than cores, waiting for a descheduled root to react costs
- * more than a small copy (np 4 on 2 cores: 0.65-0.8x copying, 1.1-1.4x
- * waiting, up to 64 KiB). */
+ * more than a copy below 1 MiB (np 4 on 2 cores: 0.65-0.8x copying, 1.1-1.4x
+ * waiting, up to 64 KiB; at 128-512 KiB copying took 0.33-0.66x the time of
+ * waiting at np 4 and 8, at 1 MiB it was no faster; docs/design.md). */
 static size_t auto_await_min_bytes(void)
 {
     static int decided = -1; /* the same for every call of the process */
@@ -273,9 +274,9 @@ static size_t auto_await_min_bytes(void)
         bool oversubscribed = cores > 0 && opal_process_info.num_local_peers + 1 > cores;
         decided = oversubscribed;
         ADAPT2_VERBOSE(10, "%d ranks on %ld cores here: broadcast roots copy at once below %d bytes",
-                       opal_process_info.num_local_peers + 1, cores, oversubscribed ? 128 << 10 : 0);
+                       opal_process_info.num_local_peers + 1, cores, oversubscribed ? 1 << 20 : 0);
     }
-    return decided ? (size_t) 128 << 10 : 0;
+    return decided ? (size_t) 1 << 20 : 0;
 }
 
 /* Tree, segment and window settings of one call: the algorithm and segment
