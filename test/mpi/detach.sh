@@ -29,7 +29,7 @@ full_only && check "np 4, buffer reuse, 64 KiB segments, windows 1" 4 $NOCHECK -
     --mca coll_adapt2_reduce_segment_size 65536 --mca coll_adapt2_send_window 1 \
     --mca coll_adapt2_recv_window 1 -- "$D" -t reuse -n 24
 # c. long interleaved sequences on three communicators
-for np in $(sweep 8 5); do
+for np in $(sweep 5 8); do
     check "np $np, 300 calls on dup, parity split and reversed split" $np -- "$D" -t comms
 done
 full_only && check "np 4, 300 calls, binomial trees, 64 KiB segments" 4 --mca coll_adapt2_bcast_algorithm binomial \

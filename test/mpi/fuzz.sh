@@ -7,7 +7,7 @@
 # transport, one fixed seed per run.
 #
 # Each run stops after ADAPT2_FUZZ_CASES cases (default 400) or
-# ADAPT2_FUZZ_SECONDS seconds (default 6; 0: no limit), whichever comes
+# ADAPT2_FUZZ_SECONDS seconds (default 4; 0: no limit), whichever comes
 # first; the whole script takes 2-4 minutes on 2 cores. A long mode, e.g.
 #   ADAPT2_FUZZ_CASES=5000 ADAPT2_FUZZ_SECONDS=0 ADAPT2_TEST_TIMEOUT=3600 make check-fuzz
 # A failure prints the case and the command that reruns it alone:
@@ -22,7 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 P="$BIN/fuzz"
 CASES=${ADAPT2_FUZZ_CASES:-400}
-SECONDS_EACH=${ADAPT2_FUZZ_SECONDS:-6}
+SECONDS_EACH=${ADAPT2_FUZZ_SECONDS:-4}
 OB1="--mca pml ob1 --mca mpi_param_check 0"
 S=${ADAPT2_FUZZ_SEED:-100}
 

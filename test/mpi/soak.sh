@@ -6,13 +6,13 @@
 # rank, and resident memory must not grow past the warm-up (see
 # check_memory in soak.c). pml ob1, pml ucx, and the progress thread.
 #
-# CI runs 2500 collectives per rank and case (about a minute in all on 2
+# CI runs 1500 collectives per rank and case (about a minute in all on 2
 # cores). The long mode: ADAPT2_SOAK_CALLS=100000 (100,000 collectives per
 # rank and case; tens of minutes). ADAPT2_SOAK_SEED repeats a run's random
 # choices (the seed is printed).
 . "$(dirname "$0")/lib.sh"
 
-CALLS=${ADAPT2_SOAK_CALLS:-2500}
+CALLS=${ADAPT2_SOAK_CALLS:-1500}
 SEED=${ADAPT2_SOAK_SEED:-$((RANDOM + 1))}
 # about 5 ms a call on 2 cores (more on a loaded machine): generous
 TIMEOUT=${ADAPT2_TEST_TIMEOUT:-$((240 + CALLS / 20))}
