@@ -2,8 +2,10 @@
 """Compare adapt2 with Open MPI's own collective components.
 
 Runs perf/adapt2_bench (an OSU-style benchmark) once per component and
-collective, interleaved run by run (A B C A B C ...) so that the drift of a
-busy machine hits every component alike, repeats that --repeat times, and
+collective, interleaved run by run, the order rotated every repeat (A B C,
+B C A, C A B, ...) so that the drift of a busy machine, and whatever a run
+inherits from the one before it, hits every component alike, repeats that
+--repeat times, and
 prints per message size the median over repeats of each component's average
 latency (OSU's number), of its "last" latency (per-iteration max, over the
 ranks that receive the result, of the time in the call: every rank for bcast,
@@ -660,6 +662,12 @@ def run_one(a, env, n, total, rep, coll, comp, lab):
     return [dict(r, **extra) for r in rows], None
 
 
+def rotated(items, by):
+    """items starting at position `by` (mod their count), wrapping around."""
+    k = by % len(items) if items else 0
+    return items[k:] + items[:k]
+
+
 def run_matrix(a, plan, env):
     """All runs, interleaved; fills env.results[coll][label][size] with one
     {metric: value} per repeat and writes raw.csv.  None, or why it failed."""
@@ -670,7 +678,10 @@ def run_matrix(a, plan, env):
         wr = csv.DictWriter(fraw, fieldnames=fields, extrasaction='ignore')
         wr.writeheader()
         for rep in range(a.repeat):
-            for coll, comp, lab in plan:
+            # Rotated: a fixed order gave the first variant of every round a
+            # steady 5-8% handicap on 4 ranks sharing 2 cores (two variants
+            # running the same algorithm, 5 of 5 repeats apart).
+            for coll, comp, lab in rotated(plan, rep):
                 n += 1
                 rows, failed = run_one(a, env, n, total, rep, coll, comp, lab)
                 if failed:
@@ -1043,9 +1054,9 @@ NOISE_COST = ('cpu_clean_ms', 'cpu_noisy_ms', 'copied_bytes_per_call_clean',
 NOISE_HELP = """\
 Noise absorption: runs perf/noise_bench (N iterations of compute + injected
 noise + a collective, no barriers; once without and once with noise) for
-each component, interleaved (A B A B ...) over every case (np, collective,
-size, noise setting, seed, repeat), and prints per case the median [min-max]
-over seeds x repeats of each component's amplification
+each component, interleaved (A B, B A, ...: the order rotated) over every
+case (np, collective, size, noise setting, seed, repeat), and prints per case
+the median [min-max] over seeds x repeats of each component's amplification
 
   amplification = (mean T_noisy - mean T_clean) / mean noise injected per rank
 
@@ -1347,9 +1358,9 @@ def noise_run_matrix(a, env):
         wr = csv.DictWriter(fraw, fieldnames=fields, extrasaction='ignore')
         wr.writeheader()
         for rep in range(a.repeat):
-            for seed in a.seed_list:
+            for seed_i, seed in enumerate(a.seed_list):
                 for case in cases:
-                    for comp, lab in labels[case[1]]:
+                    for comp, lab in rotated(labels[case[1]], rep + seed_i):
                         n += 1
                         row, failed = noise_run_one(a, env, n, total, case, seed, rep,
                                                     comp, lab)

@@ -44,7 +44,7 @@ if grep -q '^## Noise' "$REPORT" && [ "$n" = 2 ]; then
 else
     fail "tune: Noise table ($n rows of 2)" "$REPORT"
 fi
-n=$(grep -cE '^\| bcast \| (4|8|16) \| (previous|binomial) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| (yes|no) \|$' "$REPORT")
+n=$(grep -cE '^\| bcast \| (4|8|16) \| (previous|binomial) \| [0-9.]+ \| (auto|previous|binomial) \| [0-9.]+ \| [0-9.]+ \| (yes|no) \|$' "$REPORT")
 if grep -q '^## Verification' "$REPORT" && [ "$n" = 3 ] && grep -qE '^[0-3] of 3 sizes reproduced' "$REPORT"; then
     ok "tune: the Verification table has a row per size and a summary"
 else
@@ -57,7 +57,7 @@ else
     fail "tune: stdout's last lines" "$LOG"
 fi
 if grep -q '^\[bcast 4/4 runs' "$ERR" && grep -q '^\[noise bcast vs binomial 4/4 runs' "$ERR" \
-    && grep -q '^\[verify bcast 4/4 runs' "$ERR"; then
+    && grep -q '^\[verify bcast 8/8 runs' "$ERR"; then
     ok "tune: a progress line per finished run of each step"
 else
     fail "tune: progress lines" "$ERR"
