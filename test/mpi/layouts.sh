@@ -8,7 +8,7 @@
 MPI_FLAGS="$MPI_FLAGS --mca mpi_param_check 0" # Open MPI 4.1.4 rejects MPI_SUM on derived types
 BIG=$((65536 / BIG_DIV))
 
-check "np 4, auto at every size (the ring allreduce from 512 KiB)" 4 -- "$BIN/layouts_check" --counts 1,100,4096,$BIG,$((2 * BIG))
+check "np 4, auto at every size (the ring allreduce from 1 MiB)" 4 -- "$BIN/layouts_check" --counts 1,100,4096,$BIG,$((4 * BIG))
 check "np 3, recursive doubling, ring collectives forced to the ring" 3 \
     --mca coll_adapt2_allreduce_algorithm recursive_doubling --mca coll_adapt2_allgather_algorithm ring \
     --mca coll_adapt2_reduce_scatter_block_algorithm ring -- "$BIN/layouts_check" --counts 1,100,4096

@@ -105,6 +105,16 @@ void test_reduce_rules(void **) {
     BcastPlan large = plan_reduce(s, 1 << 20, true);
     assert_true(large.tree.shape == TreeShape::binomial);
     assert_int_equal(large.segment_bytes, 65536);
+    // MPI_Reduce on more than 4 ranks: a binary tree of segments from 512 B
+    // below 1 MiB; the flat tree below 512 B, on 4 ranks, and for allreduce's tree (0).
+    BcastPlan spread = plan_reduce(s, 512, true, 1, 5);
+    assert_true(spread.tree.shape == TreeShape::binary);
+    assert_int_equal(spread.segment_bytes, 65536);
+    assert_true(plan_reduce(s, (1 << 20) - 4, true, 1, 8).tree.shape == TreeShape::binary);
+    assert_true(plan_reduce(s, 508, true, 1, 8).tree.shape == TreeShape::knomial);
+    assert_true(plan_reduce(s, 4096, true, 1, 4).tree.shape == TreeShape::knomial);
+    assert_true(plan_reduce(s, 4096, true, 1, 0).tree.shape == TreeShape::knomial);
+    assert_true(plan_reduce(s, 1 << 20, true, 1, 8).tree.shape == TreeShape::binomial);
     // non-commutative: in-order, whatever was asked for
     s.algorithm = ADAPT2_ALG_FLAT;
     assert_true(plan_reduce(s, 1 << 20, false).tree.shape == TreeShape::in_order_binomial);
@@ -379,6 +389,7 @@ void test_every_rule_is_named(void **) {
     name(plan_reduce(s, 1 << 20, false).rule, "reduce non-commutative");
     name(plan_reduce(s, 1 << 10, true).rule, "reduce small");
     name(plan_reduce(s, 1 << 20, true).rule, "reduce large");
+    name(plan_reduce(s, 1 << 10, true, 1, 8).rule, "reduce spread");
     s.topology = 1, s.topology_segment_size = 1 << 18;
     name(plan_bcast(s, 1 << 10, 8, 4).rule, "multi-level small");
     name(plan_bcast(s, 1 << 20, 8, 4).rule, "multi-level pipeline");
@@ -386,7 +397,7 @@ void test_every_rule_is_named(void **) {
     s.node_algorithm = ADAPT2_ALG_FLAT;
     name(plan_bcast(s, 1 << 20, 8, 4).rule, "multi-level forced");
     const size_t tree_rules = names.size();
-    assert_int_equal(tree_rules, 11);
+    assert_int_equal(tree_rules, 12);
     adapt2_allreduce_settings_t a{};
     a.tree = defaults();
     a.ring_min_bytes = 256 << 10, a.ring_max_bytes = 8 << 20, a.recdoubling_max_bytes = 16 << 10;

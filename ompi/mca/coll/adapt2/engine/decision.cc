@@ -123,7 +123,14 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
 // the wide k-nomial tree in one segment (flat up to `radix` ranks: every
 // child's data goes straight to the root); from 1 MiB a binomial tree of
 // segments, which spreads the combining over the ranks and pipelines it.
-BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative, int nodes) {
+// An MPI_Reduce on more than 4 ranks takes a binary tree of segments from
+// 512 B: a flat root that combines 7 whole messages alone took 1.2-2x the
+// binary tree's time at np 8, 512 B-1 MiB (at np 4 they were even); below
+// 512 B the flat tree's one message is 4x faster (docs/measurements.md).
+BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative, int nodes,
+                      int spread_ranks) {
+    constexpr size_t kSpreadFrom = 512;
+    constexpr int kSpreadAbove = 4;
     BcastPlan plan{{TreeShape::in_order_binomial, 0}, s.segment_size};
     plan.rule = "non-commutative op: in-order binomial (combines in rank order)";
     if (!commutative) return plan;
@@ -135,6 +142,11 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
     if (s.algorithm != ADAPT2_ALG_AUTO) return plan;
     constexpr size_t kLarge = size_t{1} << 20;
     const bool large = bytes >= kLarge;
+    if (!large && spread_ranks > kSpreadAbove && bytes >= kSpreadFrom) {
+        plan.tree = {TreeShape::binary, 0};
+        plan.rule = "auto, reduce on more than 4 ranks, 512 B to 1 MiB: binary tree of segments";
+        return plan;
+    }
     plan.tree = large ? TreeSpec{TreeShape::binomial, 0} : TreeSpec{TreeShape::knomial, s.radix};
     plan.segment_bytes = large ? s.segment_size : 0;
     plan.rule = large ? "auto, from 1 MiB: binomial of segments" : "auto, below 1 MiB: k-nomial, one message";
@@ -263,7 +275,7 @@ void plan_bcast_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p
 }
 
 void plan_reduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
-    p->tree = plan_reduce(p->settings.tree, own_data(c).bytes, commutative(c), shape.nodes);
+    p->tree = plan_reduce(p->settings.tree, own_data(c).bytes, commutative(c), shape.nodes, shape.size);
 }
 
 void plan_allreduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
