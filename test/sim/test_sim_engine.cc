@@ -156,7 +156,7 @@ void run_reduce(int p, int root, size_t bytes, size_t seg, int algorithm, bool t
     }
     adapt2_tree_settings_t s = c.reduce.tree;
     s.topology = multi_level(p, topology);
-    const long nseg = segments_of(bytes, adapt2::plan_reduce(s, bytes, true).segment_bytes);
+    const long nseg = segments_of(bytes, adapt2::plan_reduce(s, bytes, true, 1, p).segment_bytes);
     for (int r = 0; r < p; ++r) {
         if (l.done[r] != 1 || l.finished[r] != 1) fail_msg("reduce p=%d rank %d not finished once", p, r);
         if (r != root && (count.send_msgs[r] != nseg || count.send_bytes[r] != long(bytes)))
