@@ -5,9 +5,8 @@ Runs perf/adapt2_bench (an OSU-style benchmark) once per component and
 collective, interleaved run by run, the order rotated every repeat (A B C,
 B C A, C A B, ...) so that the drift of a busy machine, and whatever a run
 inherits from the one before it, hits every component alike, repeats that
---repeat times, and
-prints per message size the median over repeats of each component's average
-latency (OSU's number), of its "last" latency (per-iteration max, over the
+--repeat times, and prints per message size the median over repeats of
+each component's average latency (OSU's number), of its "last" latency (per-iteration max, over the
 ranks that receive the result, of the time in the call: every rank for bcast,
 allreduce, allgather and reduce_scatter_block, the root for reduce) and of its
 end-to-end "span" (latest return on a receiving rank minus the earliest call

@@ -55,9 +55,9 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &settings, size_t bytes, int 
 // Reduce (and the tree allreduce): a non-commutative op always takes the
 // in-order binomial tree (its subtrees are contiguous, so combining by rank
 // gives the serial order), whatever shape was asked for. `spread_ranks`:
-// for MPI_Reduce, the communicator's size (more than 4 ranks
-// spread the combining over a binary tree); 0 for the tree allreduce, whose
-// flat reduce measured faster (docs/design.md).
+// MPI_Reduce passes the communicator's size (on more than 4 ranks auto
+// spreads the combining over a binary tree); the tree allreduce passes 0
+// (its flat reduce measured faster; docs/design.md).
 BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool commutative, int nodes = 1,
                       int spread_ranks = 0);
 
