@@ -34,6 +34,8 @@ WHY="coll:adapt2: a collective on MPI_COMM_WORLD failed on world rank 0: rank 0 
 SEND="posting a send of [0-9]+ bytes \(peer [0-9]+, segment [0-9]+\) failed with error"
 expect_abort "bcast, flat" 4 "$WHY 4, bcast #[0-9]+ of [0-9]+ bytes \(root 0\): $SEND.*aborting the job" 3 \
     -- "$BIN/bcast_check" -t int -s 1000000 -r 0
+expect_abort "bcast, direct path" 4 "coll:adapt2: MPI_Bcast on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, bcast of [0-9]+ bytes \(root 0\) on the direct path: posting the send to its child, rank [1-3] failed with error -?[0-9]+.*aborting the job" 2 \
+    -- "$BIN/bcast_check" -t int -s 4 -r 0
 expect_abort "bcast, multi-level, struct with holes" 6 "$WHY 6, bcast .*$SEND" 5 \
     --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_cut" --counts 70000
 expect_abort "reduce, non-root" 4 "$WHY 4, reduce .*$SEND" 2 \

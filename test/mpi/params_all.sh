@@ -74,6 +74,7 @@ schedule_cache                    range
 trace                             own
 trace_max_events                  range                  traced
 detach_min_message                range
+direct_path                       range
 detach_max_message                range
 detach_max_bytes                  range
 detach_grace_us                   range

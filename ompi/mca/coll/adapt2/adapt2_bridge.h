@@ -355,10 +355,30 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_INTERNODE_BYTES,    /* their bytes */
     ADAPT2_COUNTER_DEVICE_BYTES,       /* bytes copied between GPU buffers and staging buffers */
     ADAPT2_COUNTER_DEVICE_COMBINES,    /* segments of children's data combined on the GPU */
+    ADAPT2_COUNTER_DIRECT_CALLS,       /* calls run on the direct path (direct_route below) */
     ADAPT2_COUNTER_COUNT
 } adapt2_counter_t;
 uint64_t mca_coll_adapt2_engine_counter(int which);
 void mca_coll_adapt2_engine_count(int which, uint64_t amount);
+
+/* The direct path (engine/direct_route.cc): a blocking broadcast that its
+ * plan sends as one whole message with no hellos runs as plain
+ * point-to-point on the plan's tree, in the C layer. */
+typedef struct adapt2_direct_route {
+    int parent;          /* this rank's parent in the tree, -1 at the root */
+    int children;        /* how many: child[0 .. children) in serving order */
+    int *child;          /* the caller's array, room for the communicator's size */
+    int remote_children; /* of them on other nodes (the inter-node counters) */
+    char plan[192];      /* the plan and the rule that chose it, or why not direct */
+} adapt2_direct_route_t;
+/* 1 with *route filled when the call (described by its facts, settings,
+ * root and recv.bytes; no buffer needed) runs on the direct path; 0 with
+ * route->plan saying why not. Equal on every rank, as plans are. */
+int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *comm, const adapt2_call_t *call,
+                                        adapt2_direct_route_t *route);
+/* Counts a direct call that moved `message_bytes` along `route`. */
+void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *comm, size_t message_bytes,
+                                        const adapt2_direct_route_t *route);
 
 /* ---- implemented by the C layer ---------------------------------------- */
 

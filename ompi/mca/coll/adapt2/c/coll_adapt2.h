@@ -26,6 +26,16 @@ BEGIN_C_DECLS
 #define ADAPT2_CTYPE_STRING char *
 #define ADAPT2_CTYPE_ENUM int /* the index of the name in the list */
 
+/* The MCA parameters' storage, by name (params.def); read them through
+ * ADAPT2_INT(name) & co., which check the value. One struct, so that a
+ * cached decision can tell whether any parameter changed since it was made
+ * (the direct path, coll_adapt2_direct.c). */
+typedef struct mca_coll_adapt2_param_values_t {
+#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) ADAPT2_CTYPE_##TYPE name;
+#include "../params.def"
+#undef ADAPT2_PARAM
+} mca_coll_adapt2_param_values_t;
+
 typedef struct mca_coll_adapt2_component_t {
     mca_coll_base_component_2_0_0_t super;
     int output;          /* opal_output stream for verbose messages */
@@ -33,11 +43,7 @@ typedef struct mca_coll_adapt2_component_t {
     bool thread_multiple; /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
                              later overwrites Open MPI's own flag) */
     char trace_prefix[4096]; /* copied when tracing starts: the variable may be gone at close */
-    /* The MCA parameters' storage, by name (params.def); read them through
-     * ADAPT2_INT(name) & co., which check the value. */
-#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) ADAPT2_CTYPE_##TYPE name;
-#include "../params.def"
-#undef ADAPT2_PARAM
+    mca_coll_adapt2_param_values_t values;
 } mca_coll_adapt2_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
@@ -67,6 +73,7 @@ typedef struct mca_coll_adapt2_module_t {
     uint32_t cid;        /* the communicator's context id (set with the engine) */
     bool rules_check_posted; /* the ranks' decision tables are being or were compared */
     volatile int32_t rules_check_pending; /* ... and the comparison is in flight */
+    struct mca_coll_adapt2_direct_t *direct_bcast; /* the direct path's last route (coll_adapt2_direct.c) */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
@@ -243,9 +250,18 @@ void mca_coll_adapt2_progress_defer(mca_coll_adapt2_request_t *req, int event);
 uint64_t mca_coll_adapt2_progress_cpu_ns(void);
 uint64_t mca_coll_adapt2_progress_polls(void);
 
+/* The direct path (coll_adapt2_direct.c): a blocking broadcast that the
+ * engine plans as one whole message with no hellos runs as plain
+ * point-to-point on the plan's tree. True when it ran (*rc: the MPI result);
+ * false: the caller runs the engine's path. */
+bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root,
+                                  ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, int *rc);
+void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module);
+
 /* PML transport (coll_adapt2_pml.c) */
 void mca_coll_adapt2_pml_choose_arming(void);
 void mca_coll_adapt2_pml_ops(ompi_communicator_t *comm, adapt2_transport_ops_t *ops);
+bool mca_coll_adapt2_pml_inject_failure(void); /* coll_adapt2_inject_send_failure's send is now */
 
 /* datatypes (coll_adapt2_datatype.c): `which` is the request's buffer
  * slot (0 or 1); one slot per distinct user buffer of the call. */

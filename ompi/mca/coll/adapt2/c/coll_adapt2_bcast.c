@@ -84,7 +84,11 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
-    int rc = start_bcast(buff, count, datatype, root, comm, m, true, &req, &why);
+    int rc;
+    if (mca_coll_adapt2_direct_bcast(buff, count, datatype, root, comm, m, &rc)) {
+        return rc;
+    }
+    rc = start_bcast(buff, count, datatype, root, comm, m, true, &req, &why);
     ADAPT2_COMPLETE_OR_FALL_BACK(m, comm, "bcast", rc, req, why, NULL,
                                  m->previous.bcast(buff, count, datatype, root, comm, m->previous.bcast_module));
 }

@@ -41,7 +41,7 @@ static int adapt2_open(void)
 {
     mca_coll_adapt2_component_t *c = &mca_coll_adapt2_component;
     c->output = opal_output_open(NULL);
-    opal_output_set_verbosity(c->output, c->verbose);
+    opal_output_set_verbosity(c->output, c->values.verbose);
     return mca_coll_adapt2_requests_open();
 }
 

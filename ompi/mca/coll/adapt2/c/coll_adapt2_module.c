@@ -20,6 +20,7 @@ static void module_construct(mca_coll_adapt2_module_t *module)
     module->cid = 0;
     module->rules_check_posted = false;
     module->rules_check_pending = 0;
+    module->direct_bcast = NULL;
     memset(&module->previous, 0, sizeof module->previous);
 }
 
@@ -58,6 +59,7 @@ static void module_destruct(mca_coll_adapt2_module_t *module)
         mca_coll_adapt2_engine_comm_destroy(module->engine);
         module->engine = NULL;
     }
+    mca_coll_adapt2_direct_free(module);
     if (module->transport_ctx) {
         mca_coll_adapt2_ucx_disconnect(module->transport_ctx);
         module->transport_ctx = NULL;

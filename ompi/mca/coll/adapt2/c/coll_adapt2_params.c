@@ -57,7 +57,7 @@ static const struct param {
 #define ADAPT2_PARAM(TYPE, name, deflt, min, max, help)                                    \
     {#name, ADAPT2_KIND_##TYPE, ADAPT2_NUMBER_##TYPE(deflt), ADAPT2_TEXT_##TYPE(deflt),   \
      ADAPT2_NAMES_##TYPE(min), ADAPT2_RANGE_##TYPE(min), max, help,                       \
-     offsetof(mca_coll_adapt2_component_t, name)},
+     offsetof(mca_coll_adapt2_component_t, values.name)},
 #include "../params.def"
 #undef ADAPT2_PARAM
 };

@@ -63,10 +63,14 @@ static int arm(ompi_request_t *req, void *op)
     return rc;
 }
 
-/* coll_adapt2_inject_send_failure=N: the Nth send of this process fails. */
-static bool inject_failure(void)
+/* coll_adapt2_inject_send_failure=N: the Nth send of this process fails
+ * (on the engine's transport and on the direct path alike). */
+bool mca_coll_adapt2_pml_inject_failure(void)
 {
     static volatile int32_t sends;
+    if (0 == mca_coll_adapt2_component.values.inject_send_failure) {
+        return false; /* the common case, without the checked read */
+    }
     int n = ADAPT2_INT(inject_send_failure);
     return n > 0 && opal_atomic_add_fetch_32(&sends, 1) == n;
 }
@@ -74,7 +78,7 @@ static bool inject_failure(void)
 static int pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
 {
     ompi_request_t *req;
-    if (inject_failure()) {
+    if (mca_coll_adapt2_pml_inject_failure()) {
         return OMPI_ERR_UNREACH;
     }
     ompi_communicator_t *c = (ompi_communicator_t *) comm;

@@ -45,6 +45,9 @@ static const struct {
      "Bytes copied between GPU buffers and pinned staging buffers (coll_adapt2_device)"},
     {ADAPT2_COUNTER_DEVICE_COMBINES, "device_combines",
      "Segments of children's data combined into GPU buffers by adapt2's kernels"},
+    {ADAPT2_COUNTER_DIRECT_CALLS, "direct_calls",
+     "Blocking calls run on the direct path (coll_adapt2_direct_path: whole-message point-to-point "
+     "on the plan's tree)"},
 };
 
 static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)

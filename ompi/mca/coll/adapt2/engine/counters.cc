@@ -10,7 +10,7 @@ namespace adapt2 {
                   "counter numbering of " #name);
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
-static_assert(static_cast<int>(Counter::device_combines) == ADAPT2_COUNTER_DEVICE_COMBINES, "counter numbering");
+static_assert(static_cast<int>(Counter::direct_calls) == ADAPT2_COUNTER_DIRECT_CALLS, "counter numbering");
 static_assert(static_cast<int>(Counter::count_) == ADAPT2_COUNTER_COUNT, "counter numbering");
 
 namespace {

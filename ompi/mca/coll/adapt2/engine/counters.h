@@ -24,6 +24,7 @@ enum class Counter : int {
     internode_bytes,
     device_bytes,
     device_combines,
+    direct_calls,
     count_
 };
 
