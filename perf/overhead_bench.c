@@ -10,14 +10,19 @@
  *   bcast root:  posting the sends until the call returns (eager sends);
  *   bcast leaf:  the call, entered after the message has arrived;
  *   reduce leaf: the call (an eager send);
- *   reduce root: the call, entered after every contribution has arrived.
+ *   reduce root: the call, entered after every contribution has arrived;
+ *   allreduce:   the call on every rank, entered together after a barrier:
+ *                the exchanges' latency is in both figures, the software
+ *                path is their difference. The bare loop is recursive
+ *                doubling (what adapt2 runs on 2, 4 and 8 ranks), lower
+ *                ranks' data on the left; a power of two ranks only.
  * Each iteration starts with MPI_Barrier and, for the rank that receives,
  * a 50 us spin so that the messages have landed; buffer contents change
  * every iteration and every result is checked.
  *
- *   overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce]
- * prints, per role, the median time per call of the collective (MPI_Bcast or
- * MPI_Reduce, i.e. whichever component is selected) and of the bare loop,
+ *   overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce]
+ * prints, per role, the median time per call of the collective (MPI_Bcast,
+ * MPI_Reduce or MPI_Allreduce, i.e. whichever component is selected) and of the bare loop,
  * and their ratio. Run it with adapt2 selected, and with tuned for context.
  */
 #include <mpi.h>
@@ -79,6 +84,28 @@ static void bare_reduce(const int *in, int *out, int *scratch, int count)
     }
 }
 
+/* Recursive doubling: partner data folded in rank order, as MPI requires of
+ * a non-commutative op (and adapt2 does for every op). */
+static void bare_allreduce(const int *in, int *out, int *scratch, int count)
+{
+    memcpy(out, in, (size_t) count * sizeof(int));
+    for (int mask = 1; mask < np; mask <<= 1) {
+        const int peer = rank ^ mask;
+        MPI_Irecv(scratch, count, MPI_INT, peer, 9, MPI_COMM_WORLD, &reqs[0]);
+        MPI_Isend(out, count, MPI_INT, peer, 9, MPI_COMM_WORLD, &reqs[1]);
+        MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+        if (peer < rank) {
+            MPI_Reduce_local(scratch, out, count, MPI_INT, MPI_SUM);
+        } else {
+            MPI_Reduce_local(out, scratch, count, MPI_INT, MPI_SUM);
+            memcpy(out, scratch, (size_t) count * sizeof(int));
+        }
+    }
+}
+
+enum { BCAST, REDUCE, ALLREDUCE };
+static const char *const kind_names[] = {"bcast", "reduce", "allreduce"};
+
 /* ---- one timed loop ------------------------------------------------------- */
 
 static long long errors;
@@ -98,10 +125,11 @@ static void check(const int *got, int count, int it, int reduce)
 }
 
 /* Median seconds per call on this rank; `bare` picks the point-to-point loop. */
-static double run(int reduce, int bare, int count, int iters, int *in, int *out, int *scratch)
+static double run(int kind, int bare, int count, int iters, int *in, int *out, int *scratch)
 {
     double *t = malloc(sizeof(double) * (size_t) iters);
-    const int receiver = reduce ? rank == 0 : rank != 0;
+    const int reduce = kind != BCAST;
+    const int receiver = kind == REDUCE ? rank == 0 : kind == BCAST ? rank != 0 : 0;
     for (int it = -iters / 10; it < iters; ++it) {
         const int v = it < 0 ? -it : it;
         for (int k = 0; k < count; ++k) {
@@ -111,7 +139,10 @@ static double run(int reduce, int bare, int count, int iters, int *in, int *out,
         MPI_Barrier(MPI_COMM_WORLD);
         if (receiver) spin_us(50);
         double t0 = now();
-        if (reduce) {
+        if (kind == ALLREDUCE) {
+            if (bare) bare_allreduce(in, out, scratch, count);
+            else MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        } else if (kind == REDUCE) {
             if (bare) bare_reduce(in, out, scratch, count);
             else MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         } else {
@@ -120,8 +151,8 @@ static double run(int reduce, int bare, int count, int iters, int *in, int *out,
         }
         double t1 = now();
         if (it >= 0) t[it] = t1 - t0;
-        if (reduce && rank == 0) check(out, count, v, 1);
-        if (!reduce && rank != 0) check(in, count, v, 0);
+        if (kind == ALLREDUCE || (kind == REDUCE && rank == 0)) check(out, count, v, 1);
+        if (kind == BCAST && rank != 0) check(in, count, v, 0);
     }
     double m = median(t, iters);
     free(t);
@@ -130,28 +161,33 @@ static double run(int reduce, int bare, int count, int iters, int *in, int *out,
 
 int main(int argc, char **argv)
 {
-    int iters = 20000, bytes = 64, reduce = 0;
+    int iters = 20000, bytes = 64, kind = BCAST;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-b") && i + 1 < argc) bytes = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-k") && i + 1 < argc) reduce = !strcmp(argv[++i], "reduce");
-        else {
-            if (rank == 0) fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce]\n");
+        else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+            ++i;
+            kind = !strcmp(argv[i], "allreduce") ? ALLREDUCE : !strcmp(argv[i], "reduce") ? REDUCE : BCAST;
+        } else {
+            if (rank == 0) fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    if (np < 2 || np > 1024 || iters < 10) MPI_Abort(MPI_COMM_WORLD, 2);
+    if (np < 2 || np > 1024 || iters < 10 || (kind == ALLREDUCE && (np & (np - 1)))) {
+        if (rank == 0) fprintf(stderr, "overhead_bench: 2-1024 ranks (allreduce: a power of two), 10 calls or more\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     const int count = bytes / (int) sizeof(int) > 0 ? bytes / (int) sizeof(int) : 1;
     int *in = malloc(sizeof(int) * (size_t) count), *out = malloc(sizeof(int) * (size_t) count);
     int *scratch = malloc(sizeof(int) * (size_t) count * (size_t) np);
     /* interleaved: collective, bare, collective, bare */
     double coll = 0, bare = 0;
     for (int round = 0; round < 2; ++round) {
-        coll += run(reduce, 0, count, iters / 2, in, out, scratch);
-        bare += run(reduce, 1, count, iters / 2, in, out, scratch);
+        coll += run(kind, 0, count, iters / 2, in, out, scratch);
+        bare += run(kind, 1, count, iters / 2, in, out, scratch);
     }
     coll /= 2, bare /= 2;
     /* every rank's figures, printed by rank 0 */
@@ -161,10 +197,10 @@ int main(int argc, char **argv)
     MPI_Reduce(&errors, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# overhead_bench: %s of %d bytes, np %d, %d calls per mode (median us per call, in the call)\n",
-               reduce ? "reduce" : "bcast", count * (int) sizeof(int), np, iters);
+               kind_names[kind], count * (int) sizeof(int), np, iters);
         printf("# %-6s %6s %12s %12s %8s\n", "role", "rank", "collective", "bare_p2p", "ratio");
         for (int r = 0; r < np; ++r) {
-            const char *role = (r == 0) ? "root" : "leaf";
+            const char *role = kind == ALLREDUCE ? "rank" : (r == 0) ? "root" : "leaf";
             printf("  %-6s %6d %12.3f %12.3f %8.2f\n", role, r, 1e6 * all[2 * r], 1e6 * all[2 * r + 1],
                    all[2 * r] / all[2 * r + 1]);
         }

@@ -3,8 +3,9 @@
 # non-blocking bcast, reduce and allreduce below coll_adapt2_detach_min_message
 # make no heap allocation on any rank once warm, over pml ob1 and pml ucx,
 # every result checked. The control run keeps no schedules
-# (coll_adapt2_schedule_cache 0) and must see allocations in every call:
-# the counter sees the component's.
+# (coll_adapt2_schedule_cache 0) and no direct path (coll_adapt2_direct_path
+# 0: its broadcasts build no schedule) and must see allocations in every
+# call: the counter sees the component's.
 . "$(dirname "$0")/lib.sh"
 
 if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
@@ -18,6 +19,7 @@ check "ob1, np 3, 4 bytes" 3 -- "$A" --bytes 4 --calls 300
 check "ucx, np 4, 128 bytes" 4 $UCX_FLAGS -- "$A" --bytes 128 --calls 300
 check "ob1, np 4, 2 KiB with coll_adapt2_detach_min_message 2048" 4 \
     --mca coll_adapt2_detach_min_message 2048 -- "$A" --bytes 2048 --calls 300
-check "control: no schedule cache, allocations seen" 4 --mca coll_adapt2_schedule_cache 0 -- \
+check "control: no schedule cache, allocations seen" 4 --mca coll_adapt2_schedule_cache 0 \
+    --mca coll_adapt2_direct_path 0 -- \
     "$A" --bytes 256 --calls 100 --expect-allocations
 finish

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The direct path (coll_adapt2_direct_path): blocking broadcasts that the plan
 # sends as one whole message with no hellos run as plain point-to-point on
-# the plan's tree. Each case checks every byte on every rank (the programs),
+# the plan's tree; blocking allreduces that the plan runs by recursive
+# doubling run its exchanges the same way. Each case checks every byte on every rank (the programs),
 # which calls took the direct path (the verbose line of each call at level
 # 20, or coll_adapt2_direct_calls) and which did not.
 . "$(dirname "$0")/lib.sh"
@@ -48,8 +49,68 @@ if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
         "$BIN/bcast_check" -t int,struct -s 1,64 -r all
 fi
 
+# Allreduce: recursive doubling (auto on 2, 4 and 8 ranks below 512 B, on 2
+# up to 16 KiB here; forced on 3, 6 and 8 ranks: the pairing of the extra
+# ranks). reduce_check checks
+# every element against the rank-order result; with --random the blocking
+# (direct) and non-blocking (engine) calls must agree bit for bit.
+RC_TYPES=int,double,dcomplex,long,float_int,2int,mat2i
+# direct_calls NAME EXPECTED: reduce_check's count of direct calls was
+# EXPECTED on every rank (read from coll_adapt2_direct_calls, exact where
+# interleaved verbose output is not).
+direct_calls() {
+    local seen
+    seen=$(sed -nE 's/.*direct calls per rank: ([0-9]+-[0-9]+).*/\1/p' "$LOG")
+    if [ "$seen" = "$2-$2" ]; then
+        passed=$((passed + 1)); echo "ok   $1 ($2 per rank)"
+    else
+        failed=$((failed + 1)); echo "FAIL $1: expected $2 direct calls on every rank, saw ${seen:-none}"
+    fi
+}
+# rcalls [DIV]: reduce_check's calls per rank (divided by DIV).
+rcalls() { echo $(($(sed -nE 's/.*, ([0-9]+) calls per rank.*: ok/\1/p' "$LOG") / ${1:-1})); }
+for np in 2 4; do
+    check "np $np, allreduce, every op x type, in place and not" $np -- "$BIN/reduce_check" \
+        --coll allreduce --types $RC_TYPES --counts 1,3,17,31 --inplace=both
+    direct_calls "np $np: every call direct" "$(rcalls)"
+done
+for np in 3 6 8; do
+    check "np $np, allreduce forced to recursive doubling, random floats, bitwise as the engine's" $np \
+        --mca coll_adapt2_allreduce_algorithm recursive_doubling -- "$BIN/reduce_check" --coll allreduce,iallreduce \
+        --types double,float,mat2i --ops sum,prod,matmul --counts 1,5,60 --random --inplace=both
+    direct_calls "np $np, forced: the blocking calls direct" "$(rcalls 2)"
+done
+# Derived types with holes: the rank packs its data and goes direct all the
+# same (ranks may describe one call's data differently: layouts.sh). Up to
+# 504 B direct, 512 B and more through the engine (Open MPI 4.1.4 rejects
+# MPI_SUM on derived types unless parameter checks are off).
+check "np 4, allreduce of derived types with holes, packed" 4 $V20 --mca mpi_param_check 0 -- \
+    "$BIN/reduce_check" --coll allreduce --types vector:int,indexed:double,resized:int --ops sum,max \
+    --sizes 8,256,512,4096 --inplace=both
+# split_at BYTES: every allreduce below BYTES went direct, none from BYTES
+# (the sizes of the direct lines and of the engine's plan lines).
+split_at() {
+    local direct engine
+    direct=$(sed -nE 's/.*allreduce of ([0-9]+) bytes: direct path.*/\1/p' "$LOG" | sort -n | uniq | tr '\n' ' ')
+    engine=$(sed -nE 's/.*\(cid [0-9]+\) allreduce of ([0-9]+) bytes: .*/\1/p' "$LOG" | sort -n | uniq | tr '\n' ' ')
+    if [ -n "$direct" ] && awk -v d="$direct" -v e="$engine" -v b="$1" 'BEGIN {
+           n = split(d, x, " "); for (i = 1; i <= n; ++i) if (x[i] >= b) exit 1
+           n = split(e, y, " "); for (i = 1; i <= n; ++i) if (y[i] < b) exit 1 }'; then
+        passed=$((passed + 1)); echo "ok   direct below $1 B (sizes $direct), the engine from there (sizes $engine)"
+    else
+        failed=$((failed + 1)); echo "FAIL split at $1 B: direct sizes: $direct; engine sizes: $engine"
+    fi
+}
+split_at 512
+check "np 6, allreduce (auto: the tree)" 6 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
+direct_calls "np 6: none direct" 0
+check "np 4, allreduce, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_path 0 -- \
+    "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
+direct_calls "np 4, direct path off: none direct" 0
+
 # Among outstanding non-blocking and detaching calls, on two communicators.
-check "np 4, interleaved with Ibcast and detaching Bcast" 4 -- "$BIN/direct_mix" 1 40
-check "np 5, knomial radix 2, interleaved" 5 --mca coll_adapt2_bcast_radix 2 -- "$BIN/direct_mix" 1 30
+check "np 4, interleaved with Ibcast, Iallreduce and detaching Bcast" 4 -- "$BIN/direct_mix" 2 40
+check "np 5, knomial radix 2, interleaved (allreduce: the tree)" 5 --mca coll_adapt2_bcast_radix 2 -- \
+    "$BIN/direct_mix" 1 30
 check "np 4, direct path off: none counted" 4 --mca coll_adapt2_direct_path 0 -- "$BIN/direct_mix" 0 10
 finish

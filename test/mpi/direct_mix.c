@@ -4,9 +4,11 @@
  * MPI_Ibcast calls (the engine's, with reserved tags), with blocking
  * broadcasts that may detach (still sending after they return), on
  * MPI_COMM_WORLD and on a duplicate, roots rotating. Every byte of every call
- * is checked on every rank, and coll_adapt2_direct_calls must have grown by
- * exactly the number of small blocking broadcasts when the script says the
- * direct path is on (argument 1: 1 on, 0 off).
+ * is checked on every rank. Small blocking allreduces (direct where the
+ * plan is recursive doubling) run among outstanding MPI_Iallreduce calls.
+ * coll_adapt2_direct_calls must have grown by exactly the number of small
+ * blocking calls the script says go direct (argument 1: 0 none, 1 the
+ * broadcasts, 2 the broadcasts and the allreduces).
  *   direct_mix [direct expected (1)] [rounds (40)]
  */
 #include <stdio.h>
@@ -41,6 +43,36 @@ static void check(const int *buf, int n, int call, int root, const char *what)
 }
 
 /* One round on `comm`: the calls every rank makes in the same order. */
+/* value of rank r's element k of allreduce `call` */
+static int term(int r, int call, int k) { return (r + 1) * (call % 13 + 1) + k; }
+
+/* Small blocking allreduces (MPI_SUM in place and not, MPI_MAX) while an
+ * Iallreduce is in flight; each result checked. Returns the blocking calls. */
+static int allreduces_on(MPI_Comm comm, int call)
+{
+    int in[SMALL], out[SMALL], inplace[SMALL], ibuf[SMALL], iout[SMALL];
+    MPI_Request req;
+    for (int k = 0; k < SMALL; ++k) ibuf[k] = term(rank, call + 1, k);
+    MPI_Iallreduce(ibuf, iout, SMALL, MPI_INT, MPI_SUM, comm, &req);
+    for (int k = 0; k < SMALL; ++k) in[k] = inplace[k] = term(rank, call, k);
+    MPI_Allreduce(in, out, SMALL, MPI_INT, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, inplace, SMALL, MPI_INT, MPI_MAX, comm);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int k = 0; k < SMALL; ++k) {
+        int sum = 0, isum = 0;
+        for (int r = 0; r < size; ++r) {
+            sum += term(r, call, k);
+            isum += term(r, call + 1, k);
+        }
+        if ((out[k] != sum || inplace[k] != term(size - 1, call, k) || iout[k] != isum) && errors++ < 5) {
+            fprintf(stderr, "rank %d: allreduce call %d element %d: sum %d (want %d), max %d (want %d), "
+                    "isum %d (want %d)\n", rank, call, k, out[k], sum, inplace[k], term(size - 1, call, k),
+                    iout[k], isum);
+        }
+    }
+    return 2;
+}
+
 static int round_on(MPI_Comm comm, int call, int *large, int *medium, int *small_a, int *small_b, int *ismall)
 {
     MPI_Request req[2];
@@ -73,14 +105,16 @@ int main(int argc, char **argv)
     int *large = malloc(LARGE * sizeof(int)), *medium = malloc(MEDIUM * sizeof(int));
     int small[3][SMALL];
     adapt2_counter("coll_adapt2_direct_calls"); /* the baseline, after the dup */
-    long long small_calls = 0;
+    long long small_bcasts = 0, small_allreduces = 0;
     for (int i = 0; i < rounds; ++i) {
-        small_calls += round_on(i % 2 ? dup : MPI_COMM_WORLD, 5 * i, large, medium, small[0], small[1], small[2]);
+        MPI_Comm comm = i % 2 ? dup : MPI_COMM_WORLD;
+        small_bcasts += round_on(comm, 5 * i, large, medium, small[0], small[1], small[2]);
+        small_allreduces += allreduces_on(comm, 5 * i);
     }
     long long direct = adapt2_counter("coll_adapt2_direct_calls");
     long long wrong = total_errors(errors, MPI_COMM_WORLD);
     if (wrong) fail("%lld wrong results", wrong);
-    long long want = direct_expected ? small_calls : 0;
+    long long want = (direct_expected >= 1 ? small_bcasts : 0) + (direct_expected >= 2 ? small_allreduces : 0);
     if (direct != want) fail("coll_adapt2_direct_calls grew by %lld, expected %lld", direct, want);
     if (0 == rank) printf("direct_mix: np %d, %d rounds, %lld direct calls per rank: ok\n", size, rounds, direct);
     free(large);

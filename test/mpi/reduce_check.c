@@ -39,6 +39,9 @@
  * orders vary. --digest FILE writes a digest of all results (rank 0), to
  * compare separate runs.
  *
+ * Rank 0 also prints the fewest and the most calls any rank ran on adapt2's
+ * direct path (coll_adapt2_direct_calls; test/mpi/direct.sh).
+ *
  * Non-root ranks pass a NULL receive buffer to every other reduce (it is not
  * significant there) unless --no-null-recv. --counters-only skips the result
  * check (send buffers and counters are still checked): for calls that go to
@@ -400,7 +403,7 @@ int main(int argc, char **argv)
     int check_counters = strcmp(o.expect, "none") != 0;
     static const char *counter_names[3] = {"coll_adapt2_reduce_calls", "coll_adapt2_allreduce_calls",
                                            "coll_adapt2_fallbacks"};
-    long long c0[3];
+    long long c0[3], direct0 = adapt2_counter("coll_adapt2_direct_calls");
     for (int i = 0; i < 3; ++i) {
         c0[i] = adapt2_counter(counter_names[i]);
         if (c0[i] < 0 && check_counters) {
@@ -528,8 +531,14 @@ int main(int argc, char **argv)
             MPI_Send(&d, 1, MPI_UNSIGNED_LONG_LONG, 0, 4243, MPI_COMM_WORLD);
         }
     }
+    /* the direct path's calls (coll_adapt2_direct_calls), fewest and most of any rank */
+    long long direct[2] = {adapt2_counter("coll_adapt2_direct_calls") - direct0, 0}, least, most;
+    direct[1] = -direct[0];
+    MPI_Allreduce(&direct[0], &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&direct[1], &least, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0) {
+        printf("reduce_check: direct calls per rank: %lld-%lld\n", -least, most);
         printf("reduce_check: np %d, %d calls per rank (%d groups)%s: %s\n", size, ncalls, ngroups,
                o.random ? " (random values)" : "", total ? "FAILED" : "ok");
         if (!ncalls) printf("reduce_check: nothing was run (no valid op/type combination)\n");

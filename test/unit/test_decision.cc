@@ -136,6 +136,13 @@ void test_allreduce_rules(void **) {
     assert_int_equal(choose_allreduce(s, 64, 3, true), ADAPT2_ALLREDUCE_TREE);
     assert_int_equal(choose_allreduce(s, 64, 8, true), ADAPT2_ALLREDUCE_TREE);
     assert_int_equal(choose_allreduce(s, 64, 1, true), ADAPT2_ALLREDUCE_TREE);
+    // two ranks: one exchange up to the ring's sizes, commutative or not
+    assert_int_equal(choose_allreduce(s, (256 << 10) - 4, 2, false), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(choose_allreduce(s, 256 << 10, 2, true), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(choose_allreduce(s, 256 << 10, 2, false), ADAPT2_ALLREDUCE_TREE);
+    s.recdoubling_max_bytes = 0;  // off, on two ranks too
+    assert_int_equal(choose_allreduce(s, 64, 2, true), ADAPT2_ALLREDUCE_TREE);
+    s.recdoubling_max_bytes = 16 << 10;
     s.recdoubling_max_ranks = 8;
     assert_int_equal(choose_allreduce(s, 64, 8, true), ADAPT2_ALLREDUCE_RECDOUBLING);
     assert_int_equal(choose_allreduce(s, 64, 6, true), ADAPT2_ALLREDUCE_TREE);

@@ -73,7 +73,7 @@ typedef struct mca_coll_adapt2_module_t {
     uint32_t cid;        /* the communicator's context id (set with the engine) */
     bool rules_check_posted; /* the ranks' decision tables are being or were compared */
     volatile int32_t rules_check_pending; /* ... and the comparison is in flight */
-    struct mca_coll_adapt2_direct_t *direct_bcast; /* the direct path's last route (coll_adapt2_direct.c) */
+    struct mca_coll_adapt2_direct_t *direct[2]; /* the direct path's last routes: bcast, allreduce (coll_adapt2_direct.h) */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
@@ -250,10 +250,15 @@ void mca_coll_adapt2_progress_defer(mca_coll_adapt2_request_t *req, int event);
 uint64_t mca_coll_adapt2_progress_cpu_ns(void);
 uint64_t mca_coll_adapt2_progress_polls(void);
 
+/* A broadcast's description without its buffer: settings and facts
+ * (coll_adapt2_bcast.c; the direct path plans by it too). */
+void mca_coll_adapt2_describe_bcast(adapt2_call_t *call, mca_coll_adapt2_module_t *module, int root, bool blocking);
+
 /* The direct path (coll_adapt2_direct.c): a blocking broadcast that the
  * engine plans as one whole message with no hellos runs as plain
  * point-to-point on the plan's tree. True when it ran (*rc: the MPI result);
- * false: the caller runs the engine's path. */
+ * false: the caller runs the engine's path. (The allreduce's:
+ * coll_adapt2_direct.h.) */
 bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root,
                                   ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, int *rc);
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module);

@@ -16,6 +16,16 @@ void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char 
     ADAPT2_VERBOSE(20, "(%s) %s handed to the previous component: %s", comm->c_name, what, why);
 }
 
+void mca_coll_adapt2_describe_bcast(adapt2_call_t *call, mca_coll_adapt2_module_t *module, int root, bool blocking)
+{
+    memset(call, 0, sizeof *call);
+    call->collective = ADAPT2_COLL_BCAST;
+    call->root = root;
+    mca_coll_adapt2_tree_settings(&call->settings.tree, ADAPT2_P_bcast_algorithm, ADAPT2_P_bcast_segment_size);
+    mca_coll_adapt2_call_facts(&call->facts, ADAPT2_STRING(bcast_algorithm), blocking, false);
+    mca_coll_adapt2_topology_settings(&call->settings.tree, module);
+}
+
 /* Starts adapt2's broadcast, or returns OMPI_ERR_NOT_SUPPORTED (nothing
  * started, `why` set) for data it cannot stage, or another error (`why`
  * says which). */
@@ -26,17 +36,12 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     adapt2_call_t call;
     int rc;
 
-    memset(&call, 0, sizeof call);
-    call.collective = ADAPT2_COLL_BCAST;
-    call.root = root;
-    mca_coll_adapt2_tree_settings(&call.settings.tree, ADAPT2_P_bcast_algorithm, ADAPT2_P_bcast_segment_size);
-    mca_coll_adapt2_call_facts(&call.facts, ADAPT2_STRING(bcast_algorithm), blocking, false);
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
         *why = "the communicator's engine state could not be created (out of memory)";
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    mca_coll_adapt2_topology_settings(&call.settings.tree, module);
+    mca_coll_adapt2_describe_bcast(&call, module, root, blocking);
     if (mca_coll_adapt2_hands_on_early(module, comm, &call, mca_coll_adapt2_packed_bytes(datatype, (size_t) count),
                                        why)) {
         return OMPI_ERR_NOT_SUPPORTED;

@@ -1,50 +1,50 @@
 /*
  * The direct path: a blocking broadcast that the engine plans as one whole
- * message with no hellos (engine/direct_route.cc) is the plan's tree walked
- * with the PML's own calls: receive the message from the parent, send it to
- * each child, wait for the sends. The user's datatype goes to the PML as is,
- * so no buffer is described, no request or schedule is made, and the call
- * costs little more than the point-to-point it posts (docs/design.md, "The
- * latency path").
+ * message with no hellos is the plan's tree walked with the PML's own calls:
+ * receive the message from the parent, send it to each child, wait for the
+ * sends. The user's datatype goes to the PML as is, so no buffer is
+ * described, no request or schedule is made, and the call costs little more
+ * than the point-to-point it posts (docs/design.md, "The latency path").
+ * The allreduce's direct path (coll_adapt2_direct_allreduce.c) shares the
+ * route cache kept here.
  *
- * The route is planned by the engine once per (root, size) and kept in the
- * module with the parameter values it was planned with: a call whose root,
- * size and parameters are the same reuses it (one compare of the values:
- * MPI_T may change any of them between calls). Collectives on one
- * communicator never run concurrently (MPI), so the module's route needs no
- * lock.
+ * A route is planned by the engine (engine/direct_route.cc) once per key
+ * (root, size, op) and kept in the module with the parameter values it was
+ * planned with: a call whose key and parameters are the same reuses it (one
+ * compare of the values: MPI_T may change any of them between calls).
+ * Collectives on one communicator never run concurrently (MPI), so the
+ * module's routes need no lock.
  */
 #include <string.h>
 
-#include "coll_adapt2.h"
+#include "coll_adapt2_direct.h"
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/pml/pml.h"
 
-typedef struct mca_coll_adapt2_direct_t {
-    mca_coll_adapt2_param_values_t values; /* the parameters the route was planned with */
-    bool planned, direct;
-    int root;
-    size_t bytes;
-    adapt2_direct_route_t route;
-    ompi_request_t **sends; /* one per child */
-    int slots;              /* the communicator's size: room in route.child and sends */
-} mca_coll_adapt2_direct_t;
+/* The module's slot of a collective's route. */
+static int slot_of(int collective)
+{
+    return ADAPT2_COLL_ALLREDUCE == collective ? 1 : 0;
+}
 
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module)
 {
-    mca_coll_adapt2_direct_t *d = module->direct_bcast;
-    if (d) {
-        free(d->route.child);
-        free(d->sends);
-        free(d);
-        module->direct_bcast = NULL;
+    for (int i = 0; i < 2; ++i) {
+        mca_coll_adapt2_direct_t *d = module->direct[i];
+        if (d) {
+            free(d->route.child);
+            free(d->sends);
+            free(d->scratch);
+            free(d);
+            module->direct[i] = NULL;
+        }
     }
 }
 
-static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, int size)
+static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, int slot, int size)
 {
-    mca_coll_adapt2_direct_t *d = module->direct_bcast;
+    mca_coll_adapt2_direct_t *d = module->direct[slot];
     if (d) {
         return d;
     }
@@ -52,7 +52,6 @@ static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, 
     if (d) {
         d->route.child = malloc((size_t) size * sizeof *d->route.child);
         d->sends = malloc((size_t) size * sizeof *d->sends);
-        d->slots = size;
     }
     if (!d || !d->route.child || !d->sends) {
         if (d) {
@@ -62,53 +61,100 @@ static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, 
         }
         return NULL;
     }
-    module->direct_bcast = d;
+    module->direct[slot] = d;
     return d;
 }
 
-static bool route_current(const mca_coll_adapt2_direct_t *d, int root, size_t bytes)
+static bool route_current(const mca_coll_adapt2_direct_t *d, const mca_coll_adapt2_direct_key_t *key)
 {
     /* (whether GPU support is on is decided once, before the first plan) */
-    return d->planned && d->root == root && d->bytes == bytes &&
+    return d->planned && d->key.root == key->root && d->key.bytes == key->bytes &&
+           d->key.commutative == key->commutative && d->key.user_op == key->user_op &&
            0 == memcmp(&d->values, &mca_coll_adapt2_component.values, sizeof d->values);
 }
 
-/* Plans the route of a broadcast of `bytes` from `root` (the engine decides
+/* Plans the route of the call `key` and `describe` say (the engine decides
  * whether it goes direct). NULL when it cannot be planned (out of memory):
  * the engine's path runs and reports. */
 static mca_coll_adapt2_direct_t *plan_route(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                                            int root, size_t bytes)
+                                            int collective, const mca_coll_adapt2_direct_key_t *key,
+                                            mca_coll_adapt2_direct_describe_fn describe, const void *ctx)
 {
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
-    mca_coll_adapt2_direct_t *d = engine ? direct_state(module, ompi_comm_size(comm)) : NULL;
+    mca_coll_adapt2_direct_t *d = engine ? direct_state(module, slot_of(collective), ompi_comm_size(comm)) : NULL;
     if (NULL == d) {
         return NULL;
     }
     adapt2_call_t call;
-    memset(&call, 0, sizeof call);
-    call.collective = ADAPT2_COLL_BCAST;
-    call.root = root;
-    call.recv.bytes = bytes;
-    mca_coll_adapt2_tree_settings(&call.settings.tree, ADAPT2_P_bcast_algorithm, ADAPT2_P_bcast_segment_size);
-    mca_coll_adapt2_call_facts(&call.facts, ADAPT2_STRING(bcast_algorithm), true, false);
-    mca_coll_adapt2_topology_settings(&call.settings.tree, module);
+    describe(ctx, &call);
+    call.collective = collective;
+    call.root = key->root;
+    call.recv.bytes = key->bytes;
+    call.reduction.commutative = key->commutative;
     memcpy(&d->values, &mca_coll_adapt2_component.values, sizeof d->values);
-    d->root = root;
-    d->bytes = bytes;
+    d->key = *key;
     d->direct = 1 == mca_coll_adapt2_engine_direct_route(engine, &call, &d->route);
     d->planned = true;
     return d;
 }
 
-/* A PML call failed: the peers wait for this rank, so say who, where and why. */
-static int direct_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
-                         const char *what, int peer)
+/* coll_adapt2_direct_path, read without the checked read's call unless it
+ * is neither 0 nor 1 (then that reports it and gives the default). */
+static bool direct_path_on(void)
 {
-    char why[256];
-    snprintf(why, sizeof why, "rank %d of %d, bcast of %zu bytes (root %d) on the direct path: %s rank %d failed "
-             "with error %d", ompi_comm_rank(comm), ompi_comm_size(comm), d->bytes, d->root, what, peer, rc);
-    mca_coll_adapt2_call_failed(comm, "MPI_Bcast", rc, why);
+    const int value = mca_coll_adapt2_component.values.direct_path;
+    return 1 == value || (0 != value && 1 == ADAPT2_INT(direct_path));
+}
+
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module,
+                                                       ompi_communicator_t *comm, int collective,
+                                                       const mca_coll_adapt2_direct_key_t *key,
+                                                       mca_coll_adapt2_direct_describe_fn describe,
+                                                       const void *ctx)
+{
+    if (!direct_path_on() || ADAPT2_TRANSPORT_PML != module->transport) {
+        return NULL;
+    }
+    mca_coll_adapt2_direct_t *d = module->direct[slot_of(collective)];
+    if (NULL == d || !route_current(d, key)) {
+        d = plan_route(module, comm, collective, key, describe, ctx);
+    }
+    if (NULL == d || !d->direct) {
+        return NULL;
+    }
+    if (!module->rules_check_posted) { /* every rank's first call, whatever path it takes */
+        mca_coll_adapt2_rules_check_post(module, comm);
+    }
+    if (mca_coll_adapt2_component.values.verbose >= 20) {
+        char from[32] = "";
+        if (ADAPT2_COLL_BCAST == collective) {
+            snprintf(from, sizeof from, " from %d", key->root);
+        }
+        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s: direct path, %s", comm->c_name,
+                       ADAPT2_COLL_BCAST == collective ? "bcast" : "allreduce", key->bytes, from, d->route.plan);
+    }
+    return d;
+}
+
+int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, const char *collective,
+                                  const mca_coll_adapt2_direct_t *d, int rc, const char *what, int peer)
+{
+    char why[256], root[32] = "";
+    if (0 == strcmp(collective, "bcast")) {
+        snprintf(root, sizeof root, " (root %d)", d->key.root);
+    }
+    snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes%s on the direct path: %s rank %d failed with error %d",
+             ompi_comm_rank(comm), ompi_comm_size(comm), collective, d->key.bytes, root, what, peer, rc);
+    mca_coll_adapt2_call_failed(comm, call, rc, why);
     return rc;
+}
+
+/* ---- the broadcast ------------------------------------------------------- */
+
+static int bcast_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, const char *what,
+                        int peer)
+{
+    return mca_coll_adapt2_direct_failed(comm, "MPI_Bcast", "bcast", d, rc, what, peer);
 }
 
 static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_datatype_t *dtype,
@@ -120,7 +166,7 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
     if (r->parent >= 0) {
         rc = MCA_PML_CALL(recv(buf, count, dtype, r->parent, tag, comm, MPI_STATUS_IGNORE));
         if (OMPI_SUCCESS != rc) {
-            return direct_failed(comm, d, rc, "receiving the message from its parent,", r->parent);
+            return bcast_failed(comm, d, rc, "receiving the message from its parent,", r->parent);
         }
     }
     int posted = 0;
@@ -131,47 +177,35 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
                                       comm, &d->sends[posted]));
         if (OMPI_SUCCESS != rc) {
             (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-            return direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
+            return bcast_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
         }
     }
     rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
-        return direct_failed(comm, d, rc, "completing its sends to its children, the first being", r->child[0]);
+        return bcast_failed(comm, d, rc, "completing its sends to its children, the first being", r->child[0]);
     }
     return OMPI_SUCCESS;
 }
 
-/* coll_adapt2_direct_path, read without the checked read's call unless it
- * is neither 0 nor 1 (then that reports it and gives the default). */
-static bool direct_path_on(void)
+static void describe_bcast(const void *module, adapt2_call_t *call)
 {
-    const int value = mca_coll_adapt2_component.values.direct_path;
-    return 1 == value || (0 != value && 1 == ADAPT2_INT(direct_path));
+    mca_coll_adapt2_describe_bcast(call, (mca_coll_adapt2_module_t *) module, 0, true);
 }
 
 bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root,
                                   ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, int *rc)
 {
-    if (!direct_path_on() || ADAPT2_TRANSPORT_PML != module->transport ||
-        root < 0 || root >= ompi_comm_size(comm)) {
+    if (root < 0 || root >= ompi_comm_size(comm)) {
         return false;
     }
-    const size_t bytes = mca_coll_adapt2_packed_bytes(datatype, (size_t) count);
-    mca_coll_adapt2_direct_t *d = module->direct_bcast;
-    if (NULL == d || !route_current(d, root, bytes)) {
-        d = plan_route(module, comm, root, bytes);
-    }
-    if (NULL == d || !d->direct) {
+    const mca_coll_adapt2_direct_key_t key = {root, mca_coll_adapt2_packed_bytes(datatype, (size_t) count), false,
+                                              false};
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_route(module, comm, ADAPT2_COLL_BCAST, &key, describe_bcast,
+                                                               module);
+    if (NULL == d) {
         return false;
-    }
-    if (!module->rules_check_posted) { /* every rank's first call, whatever path it takes */
-        mca_coll_adapt2_rules_check_post(module, comm);
-    }
-    if (mca_coll_adapt2_component.values.verbose >= 20) {
-        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d: direct path, %s", comm->c_name, bytes, root,
-                       d->route.plan);
     }
     *rc = run_bcast(d, buf, count, datatype, comm);
-    mca_coll_adapt2_engine_direct_done(module->engine, bytes, &d->route);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_BCAST, key.bytes, &d->route);
     return true;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coll_adapt2.h"
+#include "coll_adapt2_direct.h"
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
@@ -197,6 +198,11 @@ static void describe_call(const reduction_call_t *call, adapt2_call_t *out)
     *out = c;
 }
 
+static void describe_for_direct(const void *call, adapt2_call_t *out)
+{
+    describe_call((const reduction_call_t *) call, out);
+}
+
 static int start_engine(const reduction_call_t *call, adapt2_call_t *c, mca_coll_adapt2_request_t *req,
                         const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place,
                         const char **why)
@@ -309,6 +315,10 @@ int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct om
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m, true};
+    int rc;
+    if (mca_coll_adapt2_direct_allreduce(sbuf, rbuf, count, dtype, op, comm, m, describe_for_direct, &call, &rc)) {
+        return rc;
+    }
     ADAPT2_RUN_OR_FALL_BACK(&call, "allreduce", (ompi_request_t **) NULL,
                             m->previous.allreduce(sbuf, rbuf, count, dtype, op, comm,
                                                   m->previous.allreduce_module));

@@ -155,9 +155,9 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
 
 // Auto, measured (docs/design.md): the ring for the middle sizes, where its 2(p-1)
 // steps of 1/p of the message beat the tree's full-size hops, the fused tree
-// elsewhere; recursive doubling for small messages on 2 or 4 ranks (its
-// log2(p) exchanges against the tree's two hops; at 3 or 8 ranks the tree
-// was as fast or faster).
+// elsewhere; recursive doubling for small messages on 2, 4 or 8 ranks (its
+// log2(p) exchanges against the tree's two hops; on 3 ranks the tree was
+// faster), and on 2 ranks up to the ring.
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes,
                                               int comm_size, bool commutative, const char **rule) {
     const char *unused;
@@ -183,6 +183,10 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     if (bytes < s.recdoubling_max_bytes && power_of_two && comm_size <= s.recdoubling_max_ranks) {
         return ADAPT2_ALLREDUCE_RECDOUBLING;
     }
+    // Two ranks: one exchange, where the tree sends the message twice in
+    // turn (measured 0.7-0.9x the tree's time at 512 B-512 KiB; docs/design.md).
+    why = "auto, 2 ranks below allreduce_ring_min_bytes: recursive doubling (one exchange)";
+    if (comm_size == 2 && bytes < s.ring_min_bytes && s.recdoubling_max_bytes > 0) return ADAPT2_ALLREDUCE_RECDOUBLING;
     why = "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring";
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     why = "auto: the fused tree";

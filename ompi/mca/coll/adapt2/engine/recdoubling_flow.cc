@@ -32,23 +32,8 @@ RecDoublingFlow::RecDoublingFlow(Schedule &schedule, int id, const RecDoublingAr
 }
 
 void RecDoublingFlow::plan() {
-    if (size_ < 2 || bytes_ == 0) return;
-    int pof2 = 1;
-    while (pof2 * 2 <= size_) pof2 *= 2;
-    const int rem = size_ - pof2;
-    auto real = [rem](int v) { return v < rem ? v * 2 + 1 : v + rem; };
-    int vrank = rank_ - rem;
-    if (rank_ < 2 * rem) {
-        if (rank_ % 2 == 0) {  // hand our data to the next rank, get the result back
-            exchanges_.push_back({rank_ + 1, true, false, false, false});
-            exchanges_.push_back({rank_ + 1, false, true, false, true});
-            return;
-        }
-        exchanges_.push_back({rank_ - 1, false, true, true, false});
-        vrank = rank_ / 2;
-    }
-    for (int mask = 1; mask < pof2; mask <<= 1) exchanges_.push_back({real(vrank ^ mask), true, true, true, false});
-    if (rank_ < 2 * rem) exchanges_.push_back({rank_ - 1, true, false, false, false});
+    if (bytes_ == 0) return;
+    plan_recdoubling(rank_, size_, [this](adapt2_direct_step_t x) { exchanges_.push_back(x); });
 }
 
 void RecDoublingFlow::start() {
@@ -68,7 +53,7 @@ void RecDoublingFlow::begin(size_t index) {
     current_ = index;
     if (current_ >= exchanges_.size()) unstage();
     if (current_ >= exchanges_.size() || schedule_.failed()) return;
-    const Exchange &x = exchanges_[current_];
+    const adapt2_direct_step_t &x = exchanges_[current_];
     waiting_ = (x.send ? 1 : 0) + (x.recv ? 1 : 0);
     const int m = static_cast<int>(current_);
     if (x.recv) {
@@ -81,7 +66,7 @@ void RecDoublingFlow::begin(size_t index) {
 void RecDoublingFlow::on_complete(Op &op) {
     schedule_.return_op(&op);
     if (--waiting_ > 0) return;
-    const Exchange &x = exchanges_[current_];
+    const adapt2_direct_step_t &x = exchanges_[current_];
     if (x.fold) fold_with(x.peer);
     begin(current_ + 1);
 }

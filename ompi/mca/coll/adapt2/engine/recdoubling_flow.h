@@ -1,12 +1,9 @@
 // Allreduce by recursive doubling, for small messages: log2(p) exchanges of
 // the whole accumulator instead of a reduce and a broadcast through a root.
 //
-// With p not a power of two, the first 2*rem ranks (rem = p - 2^floor(log2 p))
-// pair up first: each even one hands its data to the odd one after it and
-// gets the result back at the end. In every exchange the two partners fold
-// the lower ranks' data on the left, so both compute the same bits: the
-// result equals the left-to-right order of ranks (non-commutative ops work)
-// and does not depend on arrival order. Step k+1 starts once step k's
+// The exchanges are recdoubling_plan.h's: the two partners of each fold the
+// lower ranks' data on the left, so both compute the same bits, whatever
+// the arrival order. Step k+1 starts once step k's
 // receive has arrived and its send has completed (the accumulator is the
 // send buffer). Non-contiguous buffers are staged: the contribution is packed
 // into a pool buffer at the start, and the result unpacked at the end.
@@ -17,6 +14,7 @@
 
 #include "buffer_pool.h"
 #include "flow.h"
+#include "recdoubling_plan.h"
 #include "user_data.h"
 
 namespace adapt2 {
@@ -47,14 +45,6 @@ public:
     void finish() override;
 
 private:
-    // One exchange with a partner; the next starts when it has finished.
-    struct Exchange {
-        int peer;
-        bool send;          // our accumulator (the result buffer)
-        bool recv;
-        bool fold;          // combine what arrived into the accumulator
-        bool into_result;   // the receive lands in the result (the final hand-back)
-    };
     void plan();
     void begin(size_t index);
     void fold_with(int partner);
@@ -68,7 +58,7 @@ private:
     adapt2_reduction_t op_;
     BufferPool &pool_;
     BufferPool::Buffers tmp_;        // the partner's data
-    std::pmr::vector<Exchange> exchanges_;
+    std::pmr::vector<adapt2_direct_step_t> exchanges_;  // in order; the next starts when one has finished
     size_t current_ = 0;
     int waiting_ = 0;                // operations of the current exchange in flight
 };

@@ -1,0 +1,58 @@
+/*
+ * The direct path's state, shared by its two collectives
+ * (coll_adapt2_direct.c: the route cache and the broadcast;
+ * coll_adapt2_direct_allreduce.c: the allreduce). The route is planned by
+ * the engine (engine/direct_route.cc) once per key and kept in the module
+ * with the parameter values it was planned with.
+ */
+#ifndef MCA_COLL_ADAPT2_DIRECT_H
+#define MCA_COLL_ADAPT2_DIRECT_H
+
+#include "coll_adapt2.h"
+
+/* What a route depends on besides the parameters (the same on every rank). */
+typedef struct mca_coll_adapt2_direct_key_t {
+    int root;         /* bcast; 0 for allreduce */
+    size_t bytes;     /* the message (packed) */
+    bool commutative; /* allreduce: the op's */
+    bool user_op;     /* allreduce: a user-defined op */
+} mca_coll_adapt2_direct_key_t;
+
+struct mca_coll_adapt2_direct_t {
+    mca_coll_adapt2_param_values_t values; /* the parameters the route was planned with */
+    bool planned, direct;
+    mca_coll_adapt2_direct_key_t key;
+    adapt2_direct_route_t route;
+    ompi_request_t **sends; /* bcast: one per child */
+    char *scratch;          /* allreduce: the partner's data */
+    size_t scratch_bytes;
+};
+typedef struct mca_coll_adapt2_direct_t mca_coll_adapt2_direct_t;
+
+/* Fills the settings and facts the engine plans a call by (what the
+ * engine's path would describe), from the caller's `ctx`. */
+typedef void (*mca_coll_adapt2_direct_describe_fn)(const void *ctx, adapt2_call_t *call);
+
+/* The collective's direct state when its call runs on the direct path (the
+ * path is on, the transport is the PML, the plan says so; the route is
+ * planned on the first call of a key), NULL when the engine's path runs it. */
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module,
+                                                       ompi_communicator_t *comm, int collective,
+                                                       const mca_coll_adapt2_direct_key_t *key,
+                                                       mca_coll_adapt2_direct_describe_fn describe,
+                                                       const void *ctx);
+
+/* A PML call failed: the peers wait for this rank, so the report says who,
+ * where and why (`what` names the step, `peer` the rank it was with). */
+int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, const char *collective,
+                                  const mca_coll_adapt2_direct_t *d, int rc, const char *what, int peer);
+
+/* The allreduce's direct path (coll_adapt2_direct_allreduce.c): a blocking
+ * allreduce that the engine plans as recursive doubling, on data the op
+ * combines in place. True when it ran (*rc: the MPI result); false: the
+ * caller runs the engine's path. `describe(ctx)` describes the call. */
+bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
+                                      ompi_op_t *op, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                                      mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc);
+
+#endif

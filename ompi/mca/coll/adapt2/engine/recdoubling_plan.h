@@ -1,0 +1,45 @@
+// The exchanges of recursive doubling, for one rank: the one plan that the
+// engine's flow (recdoubling_flow.cc) and the direct path
+// (direct_route.cc) both follow, so that either computes the same bits.
+//
+// With p not a power of two, the first 2*rem ranks (rem = p - 2^floor(log2 p))
+// pair up first: each even one hands its data to the odd one after it and
+// gets the result back at the end. In every exchange the two partners fold
+// the lower ranks' data on the left (the result is the left-to-right order
+// of ranks, so non-commutative ops work).
+#ifndef ADAPT2_ENGINE_RECDOUBLING_PLAN_H
+#define ADAPT2_ENGINE_RECDOUBLING_PLAN_H
+
+#include "../adapt2_bridge.h"
+
+namespace adapt2 {
+
+// At most this many exchanges for any rank: 31 doublings, the pairing's
+// two and one spare.
+constexpr int kRecDoublingMaxSteps = ADAPT2_DIRECT_MAX_STEPS;
+
+// Calls push(adapt2_direct_step_t) for each of `rank`'s exchanges in order.
+template <class Push>
+void plan_recdoubling(int rank, int size, Push push) {
+    if (size < 2) return;
+    int pof2 = 1;
+    while (pof2 <= size / 2) pof2 *= 2;
+    const int rem = size - pof2;
+    auto real = [rem](int v) { return v < rem ? v * 2 + 1 : v + rem; };
+    int vrank = rank - rem;
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {  // hand our data to the next rank, get the result back
+            push(adapt2_direct_step_t{rank + 1, 1, 0, 0, 0});
+            push(adapt2_direct_step_t{rank + 1, 0, 1, 0, 1});
+            return;
+        }
+        push(adapt2_direct_step_t{rank - 1, 0, 1, 1, 0});
+        vrank = rank / 2;
+    }
+    for (int mask = 1; mask < pof2; mask <<= 1) push(adapt2_direct_step_t{real(vrank ^ mask), 1, 1, 1, 0});
+    if (rank < 2 * rem) push(adapt2_direct_step_t{rank - 1, 1, 0, 0, 0});
+}
+
+}  // namespace adapt2
+
+#endif
