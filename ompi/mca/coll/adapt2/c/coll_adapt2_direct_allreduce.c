@@ -22,6 +22,8 @@ typedef struct operands {
     int count;
     ompi_datatype_t *dtype;
     ompi_op_t *op;
+    ptrdiff_t lb;    /* the data's first byte from an MPI address (true lb) */
+    size_t bytes;    /* the data's bytes, contiguous in both buffers */
 } operands_t;
 
 static int exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, int step,
@@ -39,7 +41,7 @@ static void fold(const operands_t *o, int peer, int rank)
         ompi_op_reduce(o->op, o->partner, o->acc, o->count, o->dtype);
     } else {
         ompi_op_reduce(o->op, o->acc, o->partner, o->count, o->dtype);
-        ompi_datatype_copy_content_same_ddt(o->dtype, o->count, o->acc, o->partner);
+        memcpy((char *) o->acc + o->lb, (char *) o->partner + o->lb, o->bytes);
     }
 }
 
@@ -97,14 +99,14 @@ static char *scratch_of(mca_coll_adapt2_direct_t *d, size_t bytes)
 /* The operands of a rank whose data the op combines where it lies: the
  * result buffer is the accumulator. */
 static operands_t in_place(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
-                           char *scratch)
+                           size_t bytes, char *scratch)
 {
     ptrdiff_t true_lb, true_extent;
     ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
     if (MPI_IN_PLACE != sbuf) {
-        ompi_datatype_copy_content_same_ddt(dtype, count, (char *) rbuf, (char *) sbuf);
+        memcpy((char *) rbuf + true_lb, (const char *) sbuf + true_lb, bytes);
     }
-    const operands_t o = {rbuf, scratch - true_lb, count, dtype, op};
+    const operands_t o = {rbuf, scratch - true_lb, count, dtype, op, true_lb, bytes};
     return o;
 }
 
@@ -116,7 +118,7 @@ static operands_t packed(const void *sbuf, void *rbuf, int count, ompi_datatype_
 {
     size_t unit_bytes;
     ompi_datatype_type_size(unit, &unit_bytes);
-    const operands_t o = {scratch, scratch + bytes, (int) (bytes / unit_bytes), unit, op};
+    const operands_t o = {scratch, scratch + bytes, (int) (bytes / unit_bytes), unit, op, 0, bytes};
     ompi_datatype_sndrcv(MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, o.acc, o.count, unit);
     return o;
 }
@@ -146,7 +148,7 @@ bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, o
         return true;
     }
     const bool where_it_lies = unit == dtype && ompi_datatype_is_contiguous_memory_layout(dtype, count);
-    const operands_t o = where_it_lies ? in_place(sbuf, rbuf, count, dtype, op, scratch)
+    const operands_t o = where_it_lies ? in_place(sbuf, rbuf, count, dtype, op, key.bytes, scratch)
                                        : packed(sbuf, rbuf, count, dtype, op, unit, key.bytes, scratch);
     *rc = run_exchanges(d, &o, comm);
     if (OMPI_SUCCESS == *rc && !where_it_lies) {
