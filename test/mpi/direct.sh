@@ -1,7 +1,7 @@
 #!/bin/bash
-# The direct path (coll_adapt2_direct_path): blocking broadcasts that the plan
-# sends as one whole message with no hellos run as plain point-to-point on
-# the plan's tree; blocking allreduces that the plan runs by recursive
+# The direct path (coll_adapt2_direct_path): blocking broadcasts and reduces
+# (commutative ops) that the plan sends as one whole message with no hellos
+# run as plain point-to-point on the plan's tree; blocking allreduces that the plan runs by recursive
 # doubling run its exchanges the same way. Each case checks every byte on every rank (the programs),
 # which calls took the direct path (the verbose line of each call at level
 # 20, or coll_adapt2_direct_calls) and which did not.
@@ -107,6 +107,32 @@ direct_calls "np 6: none direct" 0
 check "np 4, allreduce, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_path 0 -- \
     "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
 direct_calls "np 4, direct path off: none direct" 0
+
+# Reduce: a commutative op up to 256 B (no hellos) goes direct on every tree
+# (flat, radix 2 with interior ranks, multi-level), derived types with holes
+# packed; a non-commutative op and reproducible mode go through the engine.
+RD_TYPES=int,double,dcomplex,long,float_int,2int
+for np in 2 5 8; do
+    check "np $np, reduce, every commutative op x type, every root, in place and not" $np -- "$BIN/reduce_check" \
+        --coll reduce --types $RD_TYPES --counts 1,3,15 --inplace=both --roots all
+    direct_calls "np $np: every reduce direct" "$(rcalls)"
+done
+check "np 7, reduce on a k-nomial tree of radix 2 (interior ranks combine and forward)" 7 \
+    --mca coll_adapt2_reduce_algorithm knomial --mca coll_adapt2_bcast_radix 2 -- "$BIN/reduce_check" --coll reduce \
+    --types int,double --ops sum,prod,max,modsum --counts 1,5,30 --roots all --inplace=both
+direct_calls "np 7, radix 2: every reduce direct" "$(rcalls)"
+check "np 6, reduce, multi-level (3 nodes of 2)" 6 --mca coll_adapt2_nodes block:2 -- "$BIN/reduce_check" \
+    --coll reduce --types int,double --ops sum,max --counts 1,5,30 --roots all --inplace=both
+direct_calls "np 6, multi-level: every reduce direct" "$(rcalls)"
+check "np 4, reduce of derived types with holes, packed" 4 --mca mpi_param_check 0 -- "$BIN/reduce_check" \
+    --coll reduce --types vector:int,indexed:double,resized:int --ops sum,max --counts 1,5 --roots all --inplace=both
+direct_calls "np 4, derived types: every reduce direct" "$(rcalls)"
+check "np 4, reduce of a non-commutative op" 4 -- "$BIN/reduce_check" --coll reduce --types mat2i --ops matmul \
+    --counts 1,3 --roots all
+direct_calls "np 4, non-commutative: none direct" 0
+check "np 5, reduce and ireduce, reproducible: bitwise alike" 5 -- "$BIN/reduce_check" --coll reduce,ireduce \
+    --types double,float --ops sum --counts 1,5,30 --random --reproducible --roots all
+direct_calls "np 5, reproducible: none direct" 0
 
 # Among outstanding non-blocking and detaching calls, on two communicators.
 check "np 4, interleaved with Ibcast, Iallreduce and detaching Bcast" 4 -- "$BIN/direct_mix" 2 40

@@ -38,6 +38,8 @@ expect_abort "bcast, direct path" 4 "coll:adapt2: MPI_Bcast on MPI_COMM_WORLD fa
     -- "$BIN/bcast_check" -t int -s 4 -r 0
 expect_abort "allreduce, direct path (recursive doubling)" 4 "coll:adapt2: MPI_Allreduce on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, allreduce of [0-9]+ bytes on the direct path: exchange [12] of 2 \(posting it\) with rank [12] failed with error -?[0-9]+.*aborting the job" 2 \
     -- "$BIN/reduce_check" --coll allreduce --ops sum --types int --counts 3
+expect_abort "reduce, direct path (a leaf)" 4 "coll:adapt2: MPI_Reduce on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, reduce of [0-9]+ bytes \(root 3\) on the direct path: sending to its parent, rank 3 failed with error -?[0-9]+.*aborting the job" 1 \
+    -- "$BIN/reduce_check" --coll reduce --ops sum --types int --counts 3 --roots 3
 expect_abort "bcast, multi-level, struct with holes" 6 "$WHY 6, bcast .*$SEND" 5 \
     --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_cut" --counts 70000
 expect_abort "reduce, non-root" 4 "$WHY 4, reduce .*$SEND" 2 \

@@ -361,10 +361,10 @@ typedef enum adapt2_counter {
 uint64_t mca_coll_adapt2_engine_counter(int which);
 void mca_coll_adapt2_engine_count(int which, uint64_t amount);
 
-/* The direct path (engine/direct_route.cc): a blocking broadcast that its
- * plan sends as one whole message with no hellos, or a blocking allreduce
- * that its plan runs by recursive doubling, runs as plain point-to-point in
- * the C layer, on the route the plan gives. */
+/* The direct path (engine/direct_route.cc): a blocking broadcast or reduce
+ * that its plan sends as one whole message with no hellos, or a blocking
+ * allreduce that its plan runs by recursive doubling, runs as plain
+ * point-to-point in the C layer, on the route the plan gives. */
 #define ADAPT2_DIRECT_MAX_STEPS 34
 /* One exchange of recursive doubling (engine/recdoubling_plan.h). */
 typedef struct adapt2_direct_step {
@@ -375,15 +375,16 @@ typedef struct adapt2_direct_step {
     int into_result; /* the receive lands in the accumulator (the result handed back) */
 } adapt2_direct_step_t;
 typedef struct adapt2_direct_route {
-    /* bcast: the plan's tree */
+    /* bcast and reduce: the plan's tree (reduce: data flows up it) */
     int parent;          /* this rank's parent in the tree, -1 at the root */
     int children;        /* how many: child[0 .. children) in serving order */
     int *child;          /* the caller's array, room for the communicator's size */
-    int remote_children; /* of them on other nodes (the inter-node counters) */
     /* allreduce: this rank's exchanges, in order */
     int steps;
     adapt2_direct_step_t step[ADAPT2_DIRECT_MAX_STEPS];
-    int remote_sends;    /* sends to other nodes (the inter-node counters) */
+    /* every collective: the messages this rank sends, and of them to other
+     * nodes (the counters) */
+    int sends, remote_sends;
     char plan[192];      /* the plan and the rule that chose it, or why not direct */
 } adapt2_direct_route_t;
 /* 1 with *route filled when the call (described by its facts, settings,
@@ -392,8 +393,8 @@ typedef struct adapt2_direct_route {
  * plans are. */
 int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *comm, const adapt2_call_t *call,
                                         adapt2_direct_route_t *route);
-/* Counts a direct call (`collective`: ADAPT2_COLL_BCAST or _ALLREDUCE) that
- * moved `message_bytes` along `route`. */
+/* Counts a direct call (`collective`: an ADAPT2_COLL_*) that moved
+ * `message_bytes` along `route`. */
 void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *comm, int collective, size_t message_bytes,
                                         const adapt2_direct_route_t *route);
 

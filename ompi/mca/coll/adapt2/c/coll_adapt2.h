@@ -73,7 +73,9 @@ typedef struct mca_coll_adapt2_module_t {
     uint32_t cid;        /* the communicator's context id (set with the engine) */
     bool rules_check_posted; /* the ranks' decision tables are being or were compared */
     volatile int32_t rules_check_pending; /* ... and the comparison is in flight */
-    struct mca_coll_adapt2_direct_t *direct[2]; /* the direct path's last routes: bcast, allreduce (coll_adapt2_direct.h) */
+#define ADAPT2_DIRECT_SLOTS 3
+    struct mca_coll_adapt2_direct_t *direct[ADAPT2_DIRECT_SLOTS]; /* the direct path's last routes: bcast,
+                                                                   * allreduce, reduce (coll_adapt2_direct.h) */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);

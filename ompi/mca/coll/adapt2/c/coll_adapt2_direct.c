@@ -5,8 +5,8 @@
  * sends. The user's datatype goes to the PML as is, so no buffer is
  * described, no request or schedule is made, and the call costs little more
  * than the point-to-point it posts (docs/design.md, "The latency path").
- * The allreduce's direct path (coll_adapt2_direct_allreduce.c) shares the
- * route cache kept here.
+ * The reductions' direct paths (coll_adapt2_direct_allreduce.c,
+ * coll_adapt2_direct_reduce.c) share the route cache kept here.
  *
  * A route is planned by the engine (engine/direct_route.cc) once per key
  * (root, size, op) and kept in the module with the parameter values it was
@@ -25,12 +25,12 @@
 /* The module's slot of a collective's route. */
 static int slot_of(int collective)
 {
-    return ADAPT2_COLL_ALLREDUCE == collective ? 1 : 0;
+    return ADAPT2_COLL_ALLREDUCE == collective ? 1 : ADAPT2_COLL_REDUCE == collective ? 2 : 0;
 }
 
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module)
 {
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < ADAPT2_DIRECT_SLOTS; ++i) {
         mca_coll_adapt2_direct_t *d = module->direct[i];
         if (d) {
             free(d->route.child);
@@ -98,6 +98,22 @@ static mca_coll_adapt2_direct_t *plan_route(mca_coll_adapt2_module_t *module, om
     return d;
 }
 
+char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm,
+                                     const char *call, int *rc)
+{
+    if (d->scratch_bytes < bytes) {
+        char *grown = realloc(d->scratch, bytes);
+        if (NULL == grown) {
+            *rc = OMPI_ERR_OUT_OF_RESOURCE;
+            mca_coll_adapt2_call_failed(comm, call, *rc, "no memory for the direct path's scratch buffer");
+            return NULL;
+        }
+        d->scratch = grown;
+        d->scratch_bytes = bytes;
+    }
+    return d->scratch;
+}
+
 /* coll_adapt2_direct_path, read without the checked read's call unless it
  * is neither 0 nor 1 (then that reports it and gives the default). */
 static bool direct_path_on(void)
@@ -129,9 +145,13 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
         char from[32] = "";
         if (ADAPT2_COLL_BCAST == collective) {
             snprintf(from, sizeof from, " from %d", key->root);
+        } else if (ADAPT2_COLL_REDUCE == collective) {
+            snprintf(from, sizeof from, " to %d", key->root);
         }
         ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s: direct path, %s", comm->c_name,
-                       ADAPT2_COLL_BCAST == collective ? "bcast" : "allreduce", key->bytes, from, d->route.plan);
+                       ADAPT2_COLL_BCAST == collective ? "bcast" : ADAPT2_COLL_REDUCE == collective ? "reduce"
+                                                                                                  : "allreduce",
+                       key->bytes, from, d->route.plan);
     }
     return d;
 }
@@ -140,7 +160,7 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, c
                                   const mca_coll_adapt2_direct_t *d, int rc, const char *what, int peer)
 {
     char why[256], root[32] = "";
-    if (0 == strcmp(collective, "bcast")) {
+    if (0 != strcmp(collective, "allreduce")) {
         snprintf(root, sizeof root, " (root %d)", d->key.root);
     }
     snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes%s on the direct path: %s rank %d failed with error %d",

@@ -1,7 +1,7 @@
 /*
  * The direct path's state, shared by its two collectives
  * (coll_adapt2_direct.c: the route cache and the broadcast;
- * coll_adapt2_direct_allreduce.c: the allreduce). The route is planned by
+ * coll_adapt2_direct_allreduce.c and coll_adapt2_direct_reduce.c). The route is planned by
  * the engine (engine/direct_route.cc) once per key and kept in the module
  * with the parameter values it was planned with.
  */
@@ -12,10 +12,10 @@
 
 /* What a route depends on besides the parameters (the same on every rank). */
 typedef struct mca_coll_adapt2_direct_key_t {
-    int root;         /* bcast; 0 for allreduce */
+    int root;         /* bcast and reduce; 0 for allreduce */
     size_t bytes;     /* the message (packed) */
-    bool commutative; /* allreduce: the op's */
-    bool user_op;     /* allreduce: a user-defined op */
+    bool commutative; /* reductions: the op's */
+    bool user_op;     /* reductions: a user-defined op */
 } mca_coll_adapt2_direct_key_t;
 
 struct mca_coll_adapt2_direct_t {
@@ -24,7 +24,7 @@ struct mca_coll_adapt2_direct_t {
     mca_coll_adapt2_direct_key_t key;
     adapt2_direct_route_t route;
     ompi_request_t **sends; /* bcast: one per child */
-    char *scratch;          /* allreduce: the partner's data */
+    char *scratch;          /* reductions: the partner's or children's data */
     size_t scratch_bytes;
 };
 typedef struct mca_coll_adapt2_direct_t mca_coll_adapt2_direct_t;
@@ -42,6 +42,13 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
                                                        mca_coll_adapt2_direct_describe_fn describe,
                                                        const void *ctx);
 
+/* Room for `bytes` of scratch (the partners' or children's data), kept with
+ * the route and grown only when a larger size goes direct (at most a few
+ * times 16 KiB: engine/direct_route.cc). NULL, with the failure reported as
+ * `call`'s and *rc set, when there is no memory. */
+char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm,
+                                     const char *call, int *rc);
+
 /* A PML call failed: the peers wait for this rank, so the report says who,
  * where and why (`what` names the step, `peer` the rank it was with). */
 int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, const char *collective,
@@ -54,5 +61,12 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, c
 bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
                                       ompi_op_t *op, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                                       mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc);
+
+/* The reduce's direct path (coll_adapt2_direct_reduce.c): a blocking reduce
+ * of a commutative op that the engine plans as one whole message with no
+ * hellos. As mca_coll_adapt2_direct_allreduce. */
+bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                   int root, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                                   mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc);
 
 #endif

@@ -80,22 +80,6 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
     return OMPI_SUCCESS;
 }
 
-/* Room for `bytes`: the partner's data (and the packed accumulator), kept
- * with the route and grown only when a larger size goes direct (at most
- * twice 16 KiB: engine/direct_route.cc). */
-static char *scratch_of(mca_coll_adapt2_direct_t *d, size_t bytes)
-{
-    if (d->scratch_bytes < bytes) {
-        char *grown = realloc(d->scratch, bytes);
-        if (NULL == grown) {
-            return NULL;
-        }
-        d->scratch = grown;
-        d->scratch_bytes = bytes;
-    }
-    return d->scratch;
-}
-
 /* The operands of a rank whose data the op combines where it lies: the
  * result buffer is the accumulator. */
 static operands_t in_place(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
@@ -141,10 +125,8 @@ bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, o
     if (NULL == d) {
         return false;
     }
-    char *scratch = scratch_of(d, 2 * key.bytes);
+    char *scratch = mca_coll_adapt2_direct_scratch(d, 2 * key.bytes, comm, "MPI_Allreduce", rc);
     if (NULL == scratch) {
-        *rc = OMPI_ERR_OUT_OF_RESOURCE;
-        mca_coll_adapt2_call_failed(comm, "MPI_Allreduce", *rc, "no memory for the direct path's scratch buffer");
         return true;
     }
     const bool where_it_lies = unit == dtype && ompi_datatype_is_contiguous_memory_layout(dtype, count);

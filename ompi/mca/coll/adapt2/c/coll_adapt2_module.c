@@ -20,7 +20,9 @@ static void module_construct(mca_coll_adapt2_module_t *module)
     module->cid = 0;
     module->rules_check_posted = false;
     module->rules_check_pending = 0;
-    module->direct[0] = module->direct[1] = NULL;
+    for (int i = 0; i < ADAPT2_DIRECT_SLOTS; ++i) {
+        module->direct[i] = NULL;
+    }
     memset(&module->previous, 0, sizeof module->previous);
 }
 

@@ -293,6 +293,10 @@ int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m, true};
+    int rc;
+    if (mca_coll_adapt2_direct_reduce(sbuf, rbuf, count, dtype, op, root, comm, m, describe_for_direct, &call, &rc)) {
+        return rc;
+    }
     ADAPT2_RUN_OR_FALL_BACK(&call, "reduce", (ompi_request_t **) NULL,
                             m->previous.reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                                m->previous.reduce_module));

@@ -5,9 +5,11 @@
 #include "../adapt2_bridge.h"
 
 namespace adapt2 {
+// (a collective's calls counter also has the collective's number: direct_route.cc)
 #define ADAPT2_COLLECTIVE(name, NAME)                                                  \
     static_assert(static_cast<int>(Counter::name##_calls) == ADAPT2_COUNTER_##NAME##_CALLS, \
-                  "counter numbering of " #name);
+                  "counter numbering of " #name);                                          \
+    static_assert(static_cast<int>(Counter::name##_calls) == ADAPT2_COLL_##NAME, "counter of " #name);
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
 static_assert(static_cast<int>(Counter::direct_calls) == ADAPT2_COUNTER_DIRECT_CALLS, "counter numbering");

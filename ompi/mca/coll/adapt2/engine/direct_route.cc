@@ -2,7 +2,9 @@
 // broadcast that its plan sends as one whole message with no hellos needs
 // none of a schedule's machinery (segments, windows, staging, detaching):
 // each rank receives the message from its parent in the plan's tree and
-// sends it to its children. Nor does a blocking allreduce that its plan runs
+// sends it to its children; nor a blocking reduce of one whole message
+// (each rank combines its children's data with its own and sends it up).
+// Nor does a blocking allreduce that its plan runs
 // by recursive doubling: each rank exchanges its accumulator with log2(p)
 // partners in turn. The C layer runs these with the PML's own calls
 // (coll_adapt2_direct.c, coll_adapt2_direct_allreduce.c); what it runs is
@@ -26,14 +28,14 @@ CallShape shape_of(const Comm &comm);
 
 namespace {
 
-// What the direct allreduce takes (the C layer keeps a scratch buffer of
-// the message's size). Measured at np 2 (perf/compare.py, recursive
+// What the direct allreduce and reduce take (the C layer keeps scratch
+// buffers of the message's size: two, or one per child and one). Measured at np 2 (perf/compare.py, recursive
 // doubling forced up to 1 MiB): the direct exchanges took 0.8-0.9x the
 // engine's time at 4-64 KiB, where a call's software cost still shows, but
 // 3x from 256 KiB on, for a reason not found yet (the same PML calls; a
 // pre-touched scratch made it worse, not better). Its gain is the per-call
 // cost, which only small messages feel.
-constexpr size_t kDirectAllreduceMaxBytes = size_t{16} << 10;
+constexpr size_t kDirectMaxBytes = size_t{16} << 10;
 
 // Why the planned call cannot go direct, or nullptr. Only what is equal on
 // every rank enters (the plan, the call's facts and size, tracing).
@@ -46,33 +48,50 @@ const char *not_direct_because(const adapt2_call_t &call, const CallPlan &plan) 
     if (Tracer::get()) return "tracing is on";
     if (call.collective == ADAPT2_COLL_ALLREDUCE) {
         if (plan.algorithm != ADAPT2_ALLREDUCE_RECDOUBLING) return "not recursive doubling";
-        return bytes <= kDirectAllreduceMaxBytes ? nullptr : "above the direct allreduce's 16 KiB";
+        return bytes <= kDirectMaxBytes ? nullptr : "above the direct path's 16 KiB";
     }
-    if (call.collective != ADAPT2_COLL_BCAST) return "neither a broadcast nor an allreduce";
+    if (call.collective == ADAPT2_COLL_REDUCE) {
+        // the direct reduce combines in its own fixed order
+        if (!call.reduction.commutative) return "non-commutative op (the engine combines in rank order)";
+        if (call.settings.reproducible) return "reproducible (the engine's order)";
+        if (bytes > kDirectMaxBytes) return "above the direct path's 16 KiB";
+    } else if (call.collective != ADAPT2_COLL_BCAST) {
+        return "not a broadcast, reduce or allreduce";
+    }
     if (Segments(bytes, plan.tree.segment_bytes).count() != 1) return "more than one segment";
     if (may_detach(plan.settings.tree, bytes)) return "may detach (hellos)";
     return nullptr;
 }
 
-void tree_route(Comm &comm, const CallPlan &plan, int root, adapt2_direct_route_t *route) {
+// Bcast sends to the children, reduce to the parent.
+void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, adapt2_direct_route_t *route) {
     const auto tree = planned_tree(comm.trees(), plan.tree, root);
     const int rank = comm.rank();
     route->parent = tree->parent(rank);
     route->children = 0;
-    route->remote_children = 0;
+    int remote_children = 0;
     for (int child : tree->children(rank)) {
         route->child[route->children++] = child;
-        route->remote_children += comm.is_remote(child) ? 1 : 0;
+        remote_children += comm.is_remote(child) ? 1 : 0;
+    }
+    if (collective == ADAPT2_COLL_REDUCE) {
+        route->sends = route->parent >= 0 ? 1 : 0;
+        route->remote_sends = route->parent >= 0 && comm.is_remote(route->parent) ? 1 : 0;
+    } else {
+        route->sends = route->children;
+        route->remote_sends = remote_children;
     }
     snprintf(route->plan, sizeof route->plan, "%s (rule: %s)", describe(plan.tree).c_str(), plan.tree.rule);
 }
 
 void exchange_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
     route->steps = 0;
+    route->sends = 0;
     route->remote_sends = 0;
     plan_recdoubling(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
         if (route->steps >= kRecDoublingMaxSteps) throw std::length_error("recursive doubling: too many steps");
         route->step[route->steps++] = x;
+        route->sends += x.send ? 1 : 0;
         route->remote_sends += x.send && comm.is_remote(x.peer) ? 1 : 0;
     });
     snprintf(route->plan, sizeof route->plan, "recursive doubling, %d exchanges (rule: %s)", route->steps,
@@ -96,7 +115,7 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
         if (call->collective == ADAPT2_COLL_ALLREDUCE) {
             exchange_route(*comm, plan, route);
         } else {
-            tree_route(*comm, plan, call->root, route);
+            tree_route(*comm, plan, call->collective, call->root, route);
         }
         return 1;
     } catch (...) {
@@ -110,19 +129,13 @@ extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_
     using namespace adapt2;
     auto *comm = reinterpret_cast<Comm *>(engine_comm);
     const uint64_t bytes = message_bytes;
-    const bool allreduce = collective == ADAPT2_COLL_ALLREDUCE;
-    count(allreduce ? Counter::allreduce_calls : Counter::bcast_calls, 1);
+    count(static_cast<Counter>(collective), 1);  // a collective's calls counter has its number
     count(Counter::direct_calls, 1);
-    uint64_t sends = 0;
-    if (allreduce) {
-        for (int i = 0; i < route->steps; ++i) sends += route->step[i].send ? 1 : 0;
-    } else {
-        sends = static_cast<uint64_t>(route->children);
+    if (route->sends > 0) {
+        count(Counter::segments_sent, static_cast<uint64_t>(route->sends));
+        count(Counter::bytes_sent, bytes * static_cast<uint64_t>(route->sends));
     }
-    const uint64_t remote = static_cast<uint64_t>(allreduce ? route->remote_sends : route->remote_children);
-    if (sends > 0) {
-        count(Counter::segments_sent, sends);
-        count(Counter::bytes_sent, bytes * sends);
+    if (route->remote_sends > 0) {
+        comm->count_internode(static_cast<uint64_t>(route->remote_sends), bytes * route->remote_sends);
     }
-    if (remote > 0) comm->count_internode(remote, bytes * remote);
 }
