@@ -498,7 +498,9 @@ void test_bcast_small_copies_at_once(void **) {
 // before pulling); an interior rank whose parent is stalled detaches for free
 // once its own data is combined (what is left sits in its slots) if all its
 // segments fit in its slots, else it copies the rest when the period ends.
-void run_reduce_grace(const Setup &s, bool stall) {
+// Below `await_min` (coll_adapt2_detach_await_min_bytes) a leaf of the root
+// copies at once too.
+void run_reduce_grace(const Setup &s, bool stall, size_t await_min = 0) {
     World w(s);
     Graces graces(s.p);
     const size_t n = s.bytes / 4;
@@ -509,11 +511,12 @@ void run_reduce_grace(const Setup &s, bool stall) {
         w.calls[r][0].on_detach = [&o] { std::fill(o.begin(), o.end(), -1); };
     }
     adapt2_reduce_settings_t settings{blocking_settings(s), 0};
+    settings.tree.await_min_bytes = await_min;
     adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
     const uint64_t copied_before = counter_value(Counter::detach_bytes);
     const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
-    auto copies_at_once = [&](int r) {  // leaves of interior ranks
-        return r != s.root && tree.children(r).size() == 0 && tree.parent(r) != s.root;
+    auto copies_at_once = [&](int r) {  // leaves of interior ranks, and of the root below await_min
+        return r != s.root && tree.children(r).size() == 0 && (tree.parent(r) != s.root || s.bytes < await_min);
     };
     uint64_t at_once = 0;
     for (int r = 0; r < s.p; ++r) at_once += copies_at_once(r) && (!stall || r != s.stalled) ? s.bytes : 0;
@@ -576,8 +579,10 @@ void test_reduce_grace(void **) {
             for (int stalled : {0, 4, 6}) {
                 s.bytes = bytes;
                 s.stalled = stalled;
-                run_reduce_grace(s, false);
-                run_reduce_grace(s, true);
+                for (size_t await_min : {size_t{0}, bytes + 1}) {
+                    run_reduce_grace(s, false, await_min);
+                    run_reduce_grace(s, true, await_min);
+                }
             }
         }
     }

@@ -260,23 +260,27 @@ const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id)
 
 /* From what size a blocking broadcast root waits for its children's hellos
  * rather than copying at once (auto). With a core per rank the hello round
- * trip is cheaper than a copy at every size (np 2: a 64 KiB broadcast took
- * 1.04x the time it takes without decoupling, against 2.3x copying at once);
- * with more ranks than cores, waiting for a descheduled root to react costs
- * more than a copy below 1 MiB (np 4 on 2 cores: 0.65-0.8x copying, 1.1-1.4x
+ * trip is cheaper than a copy from 8 KiB (np 2: a 64 KiB broadcast took 1.04x
+ * the time it takes without decoupling, against 2.3x copying at once), and
+ * dearer below (np 2, 512 B-4 KiB: 1.76-3.56 us copying at once, 2.92-8.73
+ * waiting; noise amplification at 2-4 KiB 1.13-1.14 against 1.21); with
+ * more ranks than cores, waiting for a descheduled root to react costs more
+ * than a copy below 1 MiB (np 4 on 2 cores: 0.65-0.8x copying, 1.1-1.4x
  * waiting, up to 64 KiB; at 128-512 KiB copying took 0.33-0.66x the time of
  * waiting at np 4 and 8, at 1 MiB it was no faster; docs/design.md). */
 static size_t auto_await_min_bytes(void)
 {
+    enum { COPY_BELOW_ONE_CORE_EACH = 8192, COPY_BELOW_OVERSUBSCRIBED = 1 << 20 };
     static int decided = -1; /* the same for every call of the process */
     if (decided < 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         bool oversubscribed = cores > 0 && opal_process_info.num_local_peers + 1 > cores;
         decided = oversubscribed;
         ADAPT2_VERBOSE(10, "%d ranks on %ld cores here: broadcast roots copy at once below %d bytes",
-                       opal_process_info.num_local_peers + 1, cores, oversubscribed ? 1 << 20 : 0);
+                       opal_process_info.num_local_peers + 1, cores,
+                       oversubscribed ? COPY_BELOW_OVERSUBSCRIBED : COPY_BELOW_ONE_CORE_EACH);
     }
-    return decided ? (size_t) 1 << 20 : 0;
+    return decided ? (size_t) COPY_BELOW_OVERSUBSCRIBED : (size_t) COPY_BELOW_ONE_CORE_EACH;
 }
 
 /* Tree, segment and window settings of one call: the algorithm and segment

@@ -91,8 +91,12 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
     auto tree = planned_tree(comm.trees(), plan, root);
     plan_gpu_combine(comm, &args, *tree, root);
     const bool leaf = tree->children(comm.rank()).size() == 0;
+    // Below await_min_bytes a leaf's copy costs less than waiting for the
+    // hello, as a broadcast root's does (docs/design.md, "Choosing the
+    // defaults"). Not an interior rank's: what it has not combined when it
+    // detaches waits for its next MPI call, and the root with it.
     args.await = grace && settings.tree.blocking && args.copy && (in_place ? result.contig : own.contig) &&
-                 (!leaf || tree->parent(comm.rank()) == root);
+                 (leaf ? tree->parent(comm.rank()) == root && own.bytes >= settings.tree.await_min_bytes : true);
     if (comm.logs(20)) {
         comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
                                describe(plan) + (args.gpu_combine ? ", combined on the GPU" : "") +
