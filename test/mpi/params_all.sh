@@ -478,8 +478,9 @@ for p in "${PARAMS[@]}"; do
 done
 for p in "${all[@]}"; do env+=("OMPI_MCA_coll_adapt2_$p=-5"); done
 rc=0
-launch "$WORK/all.out" "${env[@]}" -- "$BIN/reduce_check" --coll allreduce,reduce --ops sum --types int --counts 1,1500 --iters 20 || rc=$?
-launch "$WORK/all2.out" "${env[@]}" -- "$BIN/bcast_check" -t int -s 1,5000 --iters 20 || rc=$?
+# (20000 B: from 8 KiB a blocking root or leaf waits for hellos and reads the grace period)
+launch "$WORK/all.out" "${env[@]}" -- "$BIN/reduce_check" --coll allreduce,reduce --ops sum --types int --counts 1,1500,5000 --iters 20 || rc=$?
+launch "$WORK/all2.out" "${env[@]}" -- "$BIN/bcast_check" -t int -s 1,5000,20000 --iters 20 || rc=$?
 : >"$WORK/all3.out"
 for p in "${all[@]}"; do # the ring parameters are read by ring_check's calls only
     if [ "${WHERE[$p]}" = ring ]; then
