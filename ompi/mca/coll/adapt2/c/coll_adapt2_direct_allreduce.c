@@ -17,8 +17,8 @@
 #include "ompi/mca/pml/pml.h"
 
 typedef struct operands {
-    void *acc;       /* the result buffer: the accumulator (an MPI address) */
-    void *partner;   /* the scratch: the partner's data (an MPI address) */
+    void *acc;       /* the accumulator: the result buffer, or the scratch when packed (an MPI address) */
+    void *partner;   /* the partner's data, in the scratch (an MPI address) */
     int count;
     ompi_datatype_t *dtype;
     ompi_op_t *op;
