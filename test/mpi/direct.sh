@@ -134,6 +134,29 @@ check "np 5, reduce and ireduce, reproducible: bitwise alike" 5 -- "$BIN/reduce_
     --types double,float --ops sum --counts 1,5,30 --random --reproducible --roots all
 direct_calls "np 5, reproducible: none direct" 0
 
+# Multi-level (3 nodes of 2) with derived types with holes, sizes from the
+# direct path's (packed by the rank) to segmented large messages (the
+# engine's), over pml ob1 and pml ucx, and adapt2's own UCX transport (never
+# direct). Every element checked on every rank.
+ML_TYPES=vector:int,indexed:double,resized:int
+ML_SIZES=8,200,4096,1048576
+for pml in ob1 ucx; do
+    flags=(--mca coll_adapt2_nodes block:2 --mca mpi_param_check 0)
+    if [ $pml = ucx ]; then
+        ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx" || continue
+        flags+=($UCX_FLAGS)
+    fi
+    check "np 6, multi-level, pml $pml, reduce and allreduce of derived types, 8 B-1 MiB" 6 "${flags[@]}" -- \
+        "$BIN/reduce_check" --coll reduce,allreduce --types $ML_TYPES --ops sum --sizes $ML_SIZES --roots 0,5
+    # direct: the reduces of 8 and 200 B, 3 types x 2 sizes x 2 roots (np 6: the allreduce is the tree)
+    direct_calls "np 6, multi-level, pml $pml: the small reduces direct" 12
+done
+if grep -q "UCX: context and worker created" "$ADAPT2_BUILDDIR/.libs/mca_coll_adapt2.so" 2>/dev/null; then
+    check "np 4, adapt2's UCX transport, reduce and allreduce" 4 --mca coll_adapt2_transport ucx -- \
+        "$BIN/reduce_check" --coll reduce,allreduce --types int,double --ops sum --counts 1,17 --roots 0,3
+    direct_calls "np 4, adapt2's UCX transport: none direct" 0
+fi
+
 # Among outstanding non-blocking and detaching calls, on two communicators.
 check "np 4, interleaved with Ibcast, Iallreduce and detaching Bcast" 4 -- "$BIN/direct_mix" 2 40
 check "np 5, knomial radix 2, interleaved (allreduce: the tree)" 5 --mca coll_adapt2_bcast_radix 2 -- \

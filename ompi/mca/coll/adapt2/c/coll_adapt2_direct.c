@@ -22,10 +22,24 @@
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/pml/pml.h"
 
-/* The module's slot of a collective's route. */
+/* The direct path's collectives: the module's slot of each one's route, and
+ * its names in reports. */
+static const struct {
+    int collective;
+    const char *name, *call;
+} kDirect[ADAPT2_DIRECT_SLOTS] = {
+    {ADAPT2_COLL_BCAST, "bcast", "MPI_Bcast"},
+    {ADAPT2_COLL_ALLREDUCE, "allreduce", "MPI_Allreduce"},
+    {ADAPT2_COLL_REDUCE, "reduce", "MPI_Reduce"},
+};
+
 static int slot_of(int collective)
 {
-    return ADAPT2_COLL_ALLREDUCE == collective ? 1 : ADAPT2_COLL_REDUCE == collective ? 2 : 0;
+    int slot = 0;
+    while (slot < ADAPT2_DIRECT_SLOTS - 1 && kDirect[slot].collective != collective) {
+        ++slot;
+    }
+    return slot;
 }
 
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module)
@@ -42,18 +56,22 @@ void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module)
     }
 }
 
-static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, int slot, int size)
+/* The collective's state, made on its first call; the per-child arrays only
+ * for the trees (bcast and reduce: at most the communicator's size). */
+static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, int collective, int size)
 {
+    const int slot = slot_of(collective);
     mca_coll_adapt2_direct_t *d = module->direct[slot];
     if (d) {
         return d;
     }
+    const bool tree = ADAPT2_COLL_ALLREDUCE != collective;
     d = calloc(1, sizeof *d);
-    if (d) {
+    if (d && tree) {
         d->route.child = malloc((size_t) size * sizeof *d->route.child);
         d->sends = malloc((size_t) size * sizeof *d->sends);
     }
-    if (!d || !d->route.child || !d->sends) {
+    if (!d || (tree && (!d->route.child || !d->sends))) {
         if (d) {
             free(d->route.child);
             free(d->sends);
@@ -61,6 +79,7 @@ static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, 
         }
         return NULL;
     }
+    d->collective = collective;
     module->direct[slot] = d;
     return d;
 }
@@ -68,7 +87,7 @@ static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, 
 static bool route_current(const mca_coll_adapt2_direct_t *d, const mca_coll_adapt2_direct_key_t *key)
 {
     /* (whether GPU support is on is decided once, before the first plan) */
-    return d->planned && d->key.root == key->root && d->key.bytes == key->bytes &&
+    return d->key.root == key->root && d->key.bytes == key->bytes &&
            d->key.commutative == key->commutative && d->key.user_op == key->user_op &&
            0 == memcmp(&d->values, &mca_coll_adapt2_component.values, sizeof d->values);
 }
@@ -81,7 +100,7 @@ static mca_coll_adapt2_direct_t *plan_route(mca_coll_adapt2_module_t *module, om
                                             mca_coll_adapt2_direct_describe_fn describe, const void *ctx)
 {
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
-    mca_coll_adapt2_direct_t *d = engine ? direct_state(module, slot_of(collective), ompi_comm_size(comm)) : NULL;
+    mca_coll_adapt2_direct_t *d = engine ? direct_state(module, collective, ompi_comm_size(comm)) : NULL;
     if (NULL == d) {
         return NULL;
     }
@@ -94,18 +113,20 @@ static mca_coll_adapt2_direct_t *plan_route(mca_coll_adapt2_module_t *module, om
     memcpy(&d->values, &mca_coll_adapt2_component.values, sizeof d->values);
     d->key = *key;
     d->direct = 1 == mca_coll_adapt2_engine_direct_route(engine, &call, &d->route);
-    d->planned = true;
     return d;
 }
 
-char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm,
-                                     const char *call, int *rc)
+char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm, int *rc)
 {
     if (d->scratch_bytes < bytes) {
         char *grown = realloc(d->scratch, bytes);
         if (NULL == grown) {
             *rc = OMPI_ERR_OUT_OF_RESOURCE;
-            mca_coll_adapt2_call_failed(comm, call, *rc, "no memory for the direct path's scratch buffer");
+            char why[160];
+            snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes on the direct path: no memory for %zu bytes "
+                     "of scratch", ompi_comm_rank(comm), ompi_comm_size(comm), kDirect[slot_of(d->collective)].name,
+                     d->key.bytes, bytes);
+            mca_coll_adapt2_call_failed(comm, kDirect[slot_of(d->collective)].call, *rc, why);
             return NULL;
         }
         d->scratch = grown;
@@ -143,39 +164,77 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
     }
     if (mca_coll_adapt2_component.values.verbose >= 20) {
         char from[32] = "";
-        if (ADAPT2_COLL_BCAST == collective) {
-            snprintf(from, sizeof from, " from %d", key->root);
-        } else if (ADAPT2_COLL_REDUCE == collective) {
-            snprintf(from, sizeof from, " to %d", key->root);
+        if (ADAPT2_COLL_ALLREDUCE != collective) {
+            snprintf(from, sizeof from, ADAPT2_COLL_BCAST == collective ? " from %d" : " to %d", key->root);
         }
-        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s: direct path, %s", comm->c_name,
-                       ADAPT2_COLL_BCAST == collective ? "bcast" : ADAPT2_COLL_REDUCE == collective ? "reduce"
-                                                                                                  : "allreduce",
+        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s: direct path, %s", comm->c_name, kDirect[slot_of(collective)].name,
                        key->bytes, from, d->route.plan);
     }
     return d;
 }
 
-int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, const char *collective,
-                                  const mca_coll_adapt2_direct_t *d, int rc, const char *what, int peer)
+int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
+                                  const char *what, int peer)
 {
     char why[256], root[32] = "";
-    if (0 != strcmp(collective, "allreduce")) {
+    if (ADAPT2_COLL_ALLREDUCE != d->collective) {
         snprintf(root, sizeof root, " (root %d)", d->key.root);
     }
     snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes%s on the direct path: %s rank %d failed with error %d",
-             ompi_comm_rank(comm), ompi_comm_size(comm), collective, d->key.bytes, root, what, peer, rc);
-    mca_coll_adapt2_call_failed(comm, call, rc, why);
+             ompi_comm_rank(comm), ompi_comm_size(comm), kDirect[slot_of(d->collective)].name, d->key.bytes, root,
+             what, peer, rc);
+    mca_coll_adapt2_call_failed(comm, kDirect[slot_of(d->collective)].call, rc, why);
     return rc;
 }
 
-/* ---- the broadcast ------------------------------------------------------- */
+/* ---- the reductions' data ------------------------------------------------ */
 
-static int bcast_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, const char *what,
-                        int peer)
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module,
+                                                           ompi_communicator_t *comm, int collective, int root,
+                                                           int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                                           mca_coll_adapt2_direct_describe_fn describe,
+                                                           const void *ctx, mca_coll_adapt2_direct_data_t *data)
 {
-    return mca_coll_adapt2_direct_failed(comm, "MPI_Bcast", "bcast", d, rc, what, peer);
+    const char *why;
+    ompi_datatype_t *unit = count > 0 ? mca_coll_adapt2_unit_type_of(op, dtype, count, &why) : NULL;
+    if (NULL == unit) { /* the engine's path hands it on (as every rank's does) */
+        return NULL;
+    }
+    const mca_coll_adapt2_direct_key_t key = {root, mca_coll_adapt2_packed_bytes(dtype, (size_t) count),
+                                              ompi_op_is_commute(op), !ompi_op_is_intrinsic(op)};
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_route(module, comm, collective, &key, describe, ctx);
+    if (NULL == d) {
+        return NULL;
+    }
+    /* the unit is the user's datatype (then contiguous: unit_type_of) or a
+     * predefined type (true lb 0) */
+    data->unit = unit;
+    data->bytes = key.bytes;
+    data->as_is = unit == dtype;
+    data->units = count;
+    data->lb = 0;
+    if (data->as_is) {
+        ptrdiff_t true_extent;
+        ompi_datatype_get_true_extent(dtype, &data->lb, &true_extent);
+    } else {
+        size_t unit_bytes;
+        ompi_datatype_type_size(unit, &unit_bytes);
+        data->units = (int) (key.bytes / unit_bytes);
+    }
+    return d;
 }
+
+void mca_coll_adapt2_direct_take(const mca_coll_adapt2_direct_data_t *data, const void *own, int count,
+                                 ompi_datatype_t *dtype, void *dst)
+{
+    if (data->as_is) {
+        memcpy((char *) dst + data->lb, (const char *) own + data->lb, data->bytes);
+    } else {
+        ompi_datatype_sndrcv(own, count, dtype, dst, data->units, data->unit);
+    }
+}
+
+/* ---- the broadcast ------------------------------------------------------- */
 
 static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_datatype_t *dtype,
                      ompi_communicator_t *comm)
@@ -186,7 +245,7 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
     if (r->parent >= 0) {
         rc = MCA_PML_CALL(recv(buf, count, dtype, r->parent, tag, comm, MPI_STATUS_IGNORE));
         if (OMPI_SUCCESS != rc) {
-            return bcast_failed(comm, d, rc, "receiving the message from its parent,", r->parent);
+            return mca_coll_adapt2_direct_failed(comm, d, rc, "receiving the message from its parent,", r->parent);
         }
     }
     int posted = 0;
@@ -197,12 +256,12 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
                                       comm, &d->sends[posted]));
         if (OMPI_SUCCESS != rc) {
             (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-            return bcast_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
+            return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
         }
     }
     rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
-        return bcast_failed(comm, d, rc, "completing its sends to its children, the first being", r->child[0]);
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "completing its sends to its children, the first being", r->child[0]);
     }
     return OMPI_SUCCESS;
 }

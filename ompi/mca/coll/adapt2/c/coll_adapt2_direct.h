@@ -1,9 +1,9 @@
 /*
- * The direct path's state, shared by its two collectives
- * (coll_adapt2_direct.c: the route cache and the broadcast;
- * coll_adapt2_direct_allreduce.c and coll_adapt2_direct_reduce.c). The route is planned by
- * the engine (engine/direct_route.cc) once per key and kept in the module
- * with the parameter values it was planned with.
+ * The direct path's state, shared by its three collectives
+ * (coll_adapt2_direct.c: the route cache, the reductions' data and the
+ * broadcast; coll_adapt2_direct_allreduce.c; coll_adapt2_direct_reduce.c).
+ * The route is planned by the engine (engine/direct_route.cc) once per key
+ * and kept in the module with the parameter values it was planned with.
  */
 #ifndef MCA_COLL_ADAPT2_DIRECT_H
 #define MCA_COLL_ADAPT2_DIRECT_H
@@ -20,10 +20,11 @@ typedef struct mca_coll_adapt2_direct_key_t {
 
 struct mca_coll_adapt2_direct_t {
     mca_coll_adapt2_param_values_t values; /* the parameters the route was planned with */
-    bool planned, direct;
+    int collective;  /* an ADAPT2_COLL_* */
+    bool direct;
     mca_coll_adapt2_direct_key_t key;
     adapt2_direct_route_t route;
-    ompi_request_t **sends; /* bcast: one per child */
+    ompi_request_t **sends; /* bcast and reduce: one per child */
     char *scratch;          /* reductions: the partner's or children's data */
     size_t scratch_bytes;
 };
@@ -44,19 +45,43 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
 
 /* Room for `bytes` of scratch (the partners' or children's data), kept with
  * the route and grown only when a larger size goes direct (at most a few
- * times 16 KiB: engine/direct_route.cc). NULL, with the failure reported as
- * `call`'s and *rc set, when there is no memory. */
-char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm,
-                                     const char *call, int *rc);
+ * times 16 KiB: engine/direct_route.cc). NULL, with the failure reported and
+ * *rc set, when there is no memory. */
+char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm, int *rc);
+
+/* A reduction's data as the op combines it: `units` elements of `unit`,
+ * `bytes` contiguous bytes from `lb` past an MPI address. */
+typedef struct mca_coll_adapt2_direct_data_t {
+    ompi_datatype_t *unit;
+    int units;
+    size_t bytes;
+    ptrdiff_t lb;
+    bool as_is; /* the user's datatype is the unit: the user's buffers hold the units as they are */
+} mca_coll_adapt2_direct_data_t;
+
+/* The state of a reduction (ADAPT2_COLL_REDUCE or _ALLREDUCE) that goes
+ * direct, its data described in *data; NULL: the engine's path runs it.
+ * Whether it goes direct is decided alike on every rank (the plan, the
+ * packed size, the op); how this rank holds its data is its own (ranks may
+ * describe one call's data with different datatypes). */
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module,
+                                                           ompi_communicator_t *comm, int collective, int root,
+                                                           int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                                           mca_coll_adapt2_direct_describe_fn describe,
+                                                           const void *ctx, mca_coll_adapt2_direct_data_t *data);
+
+/* `count` of `dtype` at `own` into `dst` (an MPI address of data->units units). */
+void mca_coll_adapt2_direct_take(const mca_coll_adapt2_direct_data_t *data, const void *own, int count,
+                                 ompi_datatype_t *dtype, void *dst);
 
 /* A PML call failed: the peers wait for this rank, so the report says who,
- * where and why (`what` names the step, `peer` the rank it was with). */
-int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const char *call, const char *collective,
-                                  const mca_coll_adapt2_direct_t *d, int rc, const char *what, int peer);
+ * in which call, where and why (`what` names the step, `peer` the rank it
+ * was with). */
+int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
+                                  const char *what, int peer);
 
 /* The allreduce's direct path (coll_adapt2_direct_allreduce.c): a blocking
- * allreduce that the engine plans as recursive doubling, on data the op
- * combines in place. True when it ran (*rc: the MPI result); false: the
+ * allreduce that the engine plans as recursive doubling. True when it ran (*rc: the MPI result); false: the
  * caller runs the engine's path. `describe(ctx)` describes the call. */
 bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
                                       ompi_op_t *op, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,

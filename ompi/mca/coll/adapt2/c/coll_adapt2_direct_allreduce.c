@@ -17,13 +17,10 @@
 #include "ompi/mca/pml/pml.h"
 
 typedef struct operands {
-    void *acc;       /* the accumulator: the result buffer, or the scratch when packed (an MPI address) */
-    void *partner;   /* the partner's data, in the scratch (an MPI address) */
-    int count;
-    ompi_datatype_t *dtype;
+    void *acc;     /* the accumulator: the result buffer, or the scratch when packed (an MPI address) */
+    void *partner; /* the partner's data, in the scratch (an MPI address) */
     ompi_op_t *op;
-    ptrdiff_t lb;    /* the data's first byte from an MPI address (true lb) */
-    size_t bytes;    /* the data's bytes, contiguous in both buffers */
+    const mca_coll_adapt2_direct_data_t *data;
 } operands_t;
 
 static int exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, int step,
@@ -31,17 +28,18 @@ static int exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_dire
 {
     char where[96];
     snprintf(where, sizeof where, "exchange %d of %d (%s) with", step + 1, d->route.steps, what);
-    return mca_coll_adapt2_direct_failed(comm, "MPI_Allreduce", "allreduce", d, rc, where, d->route.step[step].peer);
+    return mca_coll_adapt2_direct_failed(comm, d, rc, where, d->route.step[step].peer);
 }
 
 /* acc = lower-ranked data op higher-ranked data, on both partners alike. */
 static void fold(const operands_t *o, int peer, int rank)
 {
+    const mca_coll_adapt2_direct_data_t *u = o->data;
     if (peer < rank) {
-        ompi_op_reduce(o->op, o->partner, o->acc, o->count, o->dtype);
+        ompi_op_reduce(o->op, o->partner, o->acc, u->units, u->unit);
     } else {
-        ompi_op_reduce(o->op, o->acc, o->partner, o->count, o->dtype);
-        memcpy((char *) o->acc + o->lb, (char *) o->partner + o->lb, o->bytes);
+        ompi_op_reduce(o->op, o->acc, o->partner, u->units, u->unit);
+        memcpy((char *) o->acc + u->lb, (char *) o->partner + u->lb, u->bytes);
     }
 }
 
@@ -49,19 +47,20 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
 {
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     const int rank = ompi_comm_rank(comm);
+    const mca_coll_adapt2_direct_data_t *u = o->data;
     for (int i = 0; i < d->route.steps; ++i) {
         const adapt2_direct_step_t *x = &d->route.step[i];
         ompi_request_t *reqs[2];
         int posted = 0, rc = OMPI_SUCCESS;
         if (x->recv) {
-            rc = MCA_PML_CALL(irecv(x->into_result ? o->acc : o->partner, o->count, o->dtype, x->peer, tag, comm,
+            rc = MCA_PML_CALL(irecv(x->into_result ? o->acc : o->partner, u->units, u->unit, x->peer, tag, comm,
                                     &reqs[posted]));
             posted += OMPI_SUCCESS == rc;
         }
         if (OMPI_SUCCESS == rc && x->send) {
             rc = mca_coll_adapt2_pml_inject_failure()
                      ? OMPI_ERR_UNREACH
-                     : MCA_PML_CALL(isend(o->acc, o->count, o->dtype, x->peer, tag, MCA_PML_BASE_SEND_STANDARD,
+                     : MCA_PML_CALL(isend(o->acc, u->units, u->unit, x->peer, tag, MCA_PML_BASE_SEND_STANDARD,
                                           comm, &reqs[posted]));
             posted += OMPI_SUCCESS == rc;
         }
@@ -80,62 +79,31 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
     return OMPI_SUCCESS;
 }
 
-/* The operands of a rank whose data the op combines where it lies: the
- * result buffer is the accumulator. */
-static operands_t in_place(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
-                           size_t bytes, char *scratch)
-{
-    ptrdiff_t true_lb, true_extent;
-    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    if (MPI_IN_PLACE != sbuf) {
-        memcpy((char *) rbuf + true_lb, (const char *) sbuf + true_lb, bytes);
-    }
-    const operands_t o = {rbuf, scratch - true_lb, count, dtype, op, true_lb, bytes};
-    return o;
-}
-
-/* The operands of a rank whose datatype has holes: its contribution packed
- * into the scratch's first half as an array of the op's element type
- * (`unit`), the partner's data in the second half. */
-static operands_t packed(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
-                         ompi_datatype_t *unit, size_t bytes, char *scratch)
-{
-    size_t unit_bytes;
-    ompi_datatype_type_size(unit, &unit_bytes);
-    const operands_t o = {scratch, scratch + bytes, (int) (bytes / unit_bytes), unit, op, 0, bytes};
-    ompi_datatype_sndrcv(MPI_IN_PLACE == sbuf ? rbuf : sbuf, count, dtype, o.acc, o.count, unit);
-    return o;
-}
-
 bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
                                       ompi_op_t *op, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                                       mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc)
 {
-    const char *why;
-    ompi_datatype_t *unit = count > 0 ? mca_coll_adapt2_unit_type_of(op, dtype, count, &why) : NULL;
-    if (NULL == unit) { /* the engine's path hands it on (as every rank's does) */
-        return false;
-    }
-    /* Whether the call goes direct is decided alike on every rank (the plan
-     * and the packed size); how this rank holds its data is its own. */
-    const mca_coll_adapt2_direct_key_t key = {0, mca_coll_adapt2_packed_bytes(dtype, (size_t) count),
-                                              ompi_op_is_commute(op), !ompi_op_is_intrinsic(op)};
-    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_route(module, comm, ADAPT2_COLL_ALLREDUCE, &key, describe,
-                                                               ctx);
+    mca_coll_adapt2_direct_data_t data;
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_ALLREDUCE, 0, count,
+                                                                   dtype, op, describe, ctx, &data);
     if (NULL == d) {
         return false;
     }
-    char *scratch = mca_coll_adapt2_direct_scratch(d, 2 * key.bytes, comm, "MPI_Allreduce", rc);
+    char *scratch = mca_coll_adapt2_direct_scratch(d, 2 * data.bytes, comm, rc);
     if (NULL == scratch) {
         return true;
     }
-    const bool where_it_lies = unit == dtype && ompi_datatype_is_contiguous_memory_layout(dtype, count);
-    const operands_t o = where_it_lies ? in_place(sbuf, rbuf, count, dtype, op, key.bytes, scratch)
-                                       : packed(sbuf, rbuf, count, dtype, op, unit, key.bytes, scratch);
-    *rc = run_exchanges(d, &o, comm);
-    if (OMPI_SUCCESS == *rc && !where_it_lies) {
-        ompi_datatype_sndrcv(o.acc, o.count, unit, rbuf, count, dtype);
+    /* the accumulator: the result buffer where the data lies there as
+     * units, else the scratch's first half; the partner's data after it */
+    const operands_t o = {data.as_is ? rbuf : scratch, scratch + (data.as_is ? 0 : data.bytes) - data.lb, op, &data};
+    const void *own = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    if (own != o.acc) {
+        mca_coll_adapt2_direct_take(&data, own, count, dtype, o.acc);
     }
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLREDUCE, key.bytes, &d->route);
+    *rc = run_exchanges(d, &o, comm);
+    if (OMPI_SUCCESS == *rc && !data.as_is) {
+        ompi_datatype_sndrcv(o.acc, data.units, data.unit, rbuf, count, dtype);
+    }
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLREDUCE, data.bytes, &d->route);
     return true;
 }

@@ -17,61 +17,44 @@
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/pml/pml.h"
 
-/* This rank's data as the op combines it: `units` of `unit`; slot i of the
- * scratch (an MPI address) holds one contribution. */
-typedef struct reduce_data {
-    ompi_datatype_t *unit;
-    int units;
-    size_t bytes;
-    ptrdiff_t lb;       /* the unit data's true lb (0 for a predefined unit) */
+/* This rank's slots: slot 0 its own data (unless the root combines in its
+ * result buffer), slot 1 + i child i's (each an MPI address). */
+typedef struct slots {
+    const mca_coll_adapt2_direct_data_t *data;
     char *scratch;
-} reduce_data_t;
+} slots_t;
 
-static void *slot(const reduce_data_t *r, int i)
+static void *slot(const slots_t *s, int i)
 {
-    return r->scratch + (size_t) i * r->bytes - r->lb;
-}
-
-static int reduce_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, const char *what,
-                         int peer)
-{
-    return mca_coll_adapt2_direct_failed(comm, "MPI_Reduce", "reduce", d, rc, what, peer);
-}
-
-/* `own` into `acc` (an MPI address of units of r->unit). */
-static void take_own(const reduce_data_t *r, const void *own, int count, ompi_datatype_t *dtype, void *acc)
-{
-    if (r->unit == dtype) {
-        memcpy((char *) acc + r->lb, (const char *) own + r->lb, r->bytes);
-    } else {
-        ompi_datatype_sndrcv(own, count, dtype, acc, r->units, r->unit);
-    }
+    return s->scratch + (size_t) i * s->data->bytes - s->data->lb;
 }
 
 /* Receives the children's data into slots 1.., combines it into `acc`. */
-static int gather_children(mca_coll_adapt2_direct_t *d, const reduce_data_t *r, ompi_op_t *op, void *acc,
+static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_op_t *op, void *acc,
                            const void *own, int count, ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
 {
     const adapt2_direct_route_t *route = &d->route;
+    const mca_coll_adapt2_direct_data_t *u = s->data;
     int posted = 0, rc = OMPI_SUCCESS;
     for (; posted < route->children && OMPI_SUCCESS == rc; ++posted) {
-        rc = MCA_PML_CALL(irecv(slot(r, posted + 1), r->units, r->unit, route->child[posted], tag, comm,
+        rc = MCA_PML_CALL(irecv(slot(s, posted + 1), u->units, u->unit, route->child[posted], tag, comm,
                                 &d->sends[posted]));
     }
     if (OMPI_SUCCESS != rc) {
         --posted;
         (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-        return reduce_failed(comm, d, rc, "posting the receive from its child,", route->child[posted]);
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the receive from its child,", route->child[posted]);
     }
     if (acc != own) { /* meanwhile */
-        take_own(r, own, count, dtype, acc);
+        mca_coll_adapt2_direct_take(u, own, count, dtype, acc);
     }
     rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
-        return reduce_failed(comm, d, rc, "receiving from its children, the first being", route->child[0]);
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "receiving from its children, the first being",
+                                             route->child[0]);
     }
     for (int i = 0; i < route->children; ++i) {
-        ompi_op_reduce(op, slot(r, i + 1), acc, r->units, r->unit);
+        ompi_op_reduce(op, slot(s, i + 1), acc, u->units, u->unit);
     }
     return OMPI_SUCCESS;
 }
@@ -83,10 +66,10 @@ static int send_up(const mca_coll_adapt2_direct_t *d, const void *buf, int count
     const int rc = mca_coll_adapt2_pml_inject_failure()
                        ? OMPI_ERR_UNREACH
                        : MCA_PML_CALL(send(buf, count, dtype, parent, tag, MCA_PML_BASE_SEND_STANDARD, comm));
-    return OMPI_SUCCESS == rc ? rc : reduce_failed(comm, d, rc, "sending to its parent,", parent);
+    return OMPI_SUCCESS == rc ? rc : mca_coll_adapt2_direct_failed(comm, d, rc, "sending to its parent,", parent);
 }
 
-static int run_reduce(mca_coll_adapt2_direct_t *d, const reduce_data_t *r, const void *own, void *rbuf, int count,
+static int run_reduce(mca_coll_adapt2_direct_t *d, const slots_t *s, const void *own, void *rbuf, int count,
                       ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm)
 {
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
@@ -94,17 +77,18 @@ static int run_reduce(mca_coll_adapt2_direct_t *d, const reduce_data_t *r, const
         return send_up(d, own, count, dtype, tag, comm);
     }
     const bool root = d->route.parent < 0;
+    const mca_coll_adapt2_direct_data_t *u = s->data;
     /* the root combines in its result buffer where the data lies there as units */
-    void *acc = root && r->unit == dtype ? rbuf : slot(r, 0);
-    int rc = gather_children(d, r, op, acc, own, count, dtype, tag, comm);
+    void *acc = root && u->as_is ? rbuf : slot(s, 0);
+    int rc = gather_children(d, s, op, acc, own, count, dtype, tag, comm);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
     if (!root) {
-        return send_up(d, acc, r->units, r->unit, tag, comm);
+        return send_up(d, acc, u->units, u->unit, tag, comm);
     }
     if (acc != rbuf) {
-        ompi_datatype_sndrcv(acc, r->units, r->unit, rbuf, count, dtype);
+        ompi_datatype_sndrcv(acc, u->units, u->unit, rbuf, count, dtype);
     }
     return OMPI_SUCCESS;
 }
@@ -113,34 +97,22 @@ bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi
                                    int root, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                                    mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc)
 {
-    const char *why;
-    ompi_datatype_t *unit = count > 0 ? mca_coll_adapt2_unit_type_of(op, dtype, count, &why) : NULL;
-    if (NULL == unit || root < 0 || root >= ompi_comm_size(comm)) {
-        return false; /* the engine's path hands it on or reports it */
+    if (root < 0 || root >= ompi_comm_size(comm)) {
+        return false; /* the engine's path reports it */
     }
-    /* Decided alike on every rank (the plan, the packed size, the op). */
-    const mca_coll_adapt2_direct_key_t key = {root, mca_coll_adapt2_packed_bytes(dtype, (size_t) count),
-                                              ompi_op_is_commute(op), !ompi_op_is_intrinsic(op)};
-    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_route(module, comm, ADAPT2_COLL_REDUCE, &key, describe, ctx);
+    mca_coll_adapt2_direct_data_t data;
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_REDUCE, root, count,
+                                                                   dtype, op, describe, ctx, &data);
     if (NULL == d) {
         return false;
     }
-    reduce_data_t r = {unit, count, key.bytes, 0, NULL};
-    if (unit != dtype) {
-        size_t unit_bytes;
-        ompi_datatype_type_size(unit, &unit_bytes);
-        r.units = (int) (key.bytes / unit_bytes);
-    } else {
-        ptrdiff_t true_extent;
-        ompi_datatype_get_true_extent(dtype, &r.lb, &true_extent);
-    }
-    r.scratch = mca_coll_adapt2_direct_scratch(d, (size_t) (d->route.children + 1) * key.bytes, comm, "MPI_Reduce",
-                                               rc);
-    if (NULL == r.scratch) {
+    const slots_t s = {&data, mca_coll_adapt2_direct_scratch(d, (size_t) (d->route.children + 1) * data.bytes, comm,
+                                                             rc)};
+    if (NULL == s.scratch) {
         return true;
     }
     const void *own = MPI_IN_PLACE == sbuf ? rbuf : sbuf; /* (in place: the root only) */
-    *rc = run_reduce(d, &r, own, rbuf, count, dtype, op, comm);
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE, key.bytes, &d->route);
+    *rc = run_reduce(d, &s, own, rbuf, count, dtype, op, comm);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE, data.bytes, &d->route);
     return true;
 }

@@ -276,8 +276,8 @@ static size_t auto_await_min_bytes(void)
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         bool oversubscribed = cores > 0 && opal_process_info.num_local_peers + 1 > cores;
         decided = oversubscribed;
-        ADAPT2_VERBOSE(10, "%d ranks on %ld cores here: broadcast roots copy at once below %d bytes",
-                       opal_process_info.num_local_peers + 1, cores,
+        ADAPT2_VERBOSE(10, "%d ranks on %ld cores here: broadcast roots and the root's reduce leaves copy at once "
+                       "below %d bytes", opal_process_info.num_local_peers + 1, cores,
                        oversubscribed ? COPY_BELOW_OVERSUBSCRIBED : COPY_BELOW_ONE_CORE_EACH);
     }
     return decided ? (size_t) COPY_BELOW_OVERSUBSCRIBED : (size_t) COPY_BELOW_ONE_CORE_EACH;
