@@ -96,7 +96,7 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
     // defaults"). Not an interior rank's: what it has not combined when it
     // detaches waits for its next MPI call, and the root with it.
     args.await = grace && settings.tree.blocking && args.copy && (in_place ? result.contig : own.contig) &&
-                 (leaf ? tree->parent(comm.rank()) == root && own.bytes >= settings.tree.await_min_bytes : true);
+                 (!leaf || (tree->parent(comm.rank()) == root && own.bytes >= settings.tree.await_min_bytes));
     if (comm.logs(20)) {
         comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
                                describe(plan) + (args.gpu_combine ? ", combined on the GPU" : "") +
