@@ -73,7 +73,7 @@ summarize() {
 }
 
 # check_in DIR TARGET: runs one make check target, lists the results and
-# shows the end of each failing suite's log.
+# shows each failing check of a failing suite and the suite's end.
 check_in() {
     local dir=$1 target=$2 rc=0
     make -C "$dir" -s -j"$JOBS" "$target" >"$dir/check.out" 2>&1 || rc=$?
@@ -81,7 +81,13 @@ check_in() {
     if [ $rc -ne 0 ]; then
         echo "== failures:"
         for trs in "$dir"/test/*/*.trs; do
-            grep -q ":test-result: \(FAIL\|ERROR\)" "$trs" && sed 's/^/    /' "${trs%.trs}.log" | tail -40
+            grep -q ":test-result: \(FAIL\|ERROR\)" "$trs" || continue
+            # each failing check with what it printed (a suite's tail alone
+            # hides a failure early in a long suite), then the suite's end
+            echo "  ${trs%.trs}:"
+            grep -E -A 24 "^(FAIL|TIMEOUT)" "${trs%.trs}.log" | head -150 | sed 's/^/    /'
+            echo "    ..."
+            tail -n 8 "${trs%.trs}.log" | sed 's/^/    /'
         done
     fi
     return $rc

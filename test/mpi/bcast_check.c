@@ -287,6 +287,7 @@ int main(int argc, char **argv)
 
     long long handled0 = adapt2_counter("coll_adapt2_bcast_calls");
     long long fallbacks0 = adapt2_counter("coll_adapt2_fallbacks");
+    long long direct0 = adapt2_counter("coll_adapt2_direct_calls");
     if (handled0 < 0 && strcmp(o.expect, "none")) fail("adapt2 is not loaded");
 
     int na = o.nalgorithms ? o.nalgorithms : 1, ng = o.nsegsizes ? o.nsegsizes : 1;
@@ -317,6 +318,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "rank %d: expected %d fallbacks, got %lld (adapt2 handled %lld)\n", rank, calls, fell, handled);
         ++errors;
     }
+    print_per_rank_range("bcast_check", "direct calls", adapt2_counter("coll_adapt2_direct_calls") - direct0,
+                         MPI_COMM_WORLD);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("bcast_check: np %d, %d calls per rank%s: %s\n", size, calls,

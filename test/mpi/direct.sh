@@ -11,15 +11,32 @@ DIRECT="bcast of [0-9]+ bytes from [0-9]+: direct path"
 ENGINE="bcast of [0-9]+ bytes from [0-9]+, algorithm"
 V20="--mca coll_adapt2_verbose 20"
 
-# calls NP: the calls per rank bcast_check reported, times NP (every rank logs each).
-calls() { echo $(($(sed -nE 's/.* ([0-9]+) calls per rank: ok/\1/p' "$LOG") * $1)); }
+# direct_calls NAME EXPECTED: the program's count of direct calls
+# (coll_adapt2_direct_calls, "direct calls per rank: FEWEST-MOST") was
+# EXPECTED on every rank. Counted, not read off the verbose lines: under
+# load mpirun may forward a rank's output in pieces that interleave with
+# another rank's, so a count of lines is not exact.
+direct_calls() {
+    local seen
+    seen=$(sed -nE 's/.*direct calls per rank: ([0-9]+-[0-9]+).*/\1/p' "$LOG")
+    if [ "$seen" = "$2-$2" ]; then
+        passed=$((passed + 1)); echo "ok   $1 ($2 per rank)"
+    else
+        failed=$((failed + 1)); echo "FAIL $1: expected $2 direct calls on every rank, saw ${seen:-none}"
+    fi
+}
 
-# all_direct NAME NP [flags] -- PROGRAM [args]: every call of the run went direct.
+# calls: the calls per rank bcast_check reported.
+calls() { sed -nE 's/.* ([0-9]+) calls per rank: ok/\1/p' "$LOG"; }
+
+# all_direct NAME NP [flags] -- PROGRAM [args]: every call of the run went
+# direct (bcast_check checks that adapt2 handled every call), and the
+# verbose output names no call through the engine.
 all_direct() {
-    local name=$1 np=$2
+    local name=$1
     check "$name" "${@:2}"
     grep -q "calls per rank: ok" "$LOG" || return
-    also_expect "$name: every call direct" "$DIRECT" "$(calls "$np")"
+    direct_calls "$name: every call direct" "$(calls)"
     also_expect "$name: none through the engine" "$ENGINE" 0
 }
 
@@ -29,7 +46,11 @@ all_direct "np 7, k-nomial radix 2 (ranks receive and forward)" 7 $V20 --mca col
     "$BIN/bcast_check" -t int,struct -s 1,60 -r all
 all_direct "np 6, multi-level (3 nodes of 2), every root" 6 $V20 --mca coll_adapt2_nodes block:2 -- \
     "$BIN/bcast_check" -t int,vector -s 3,64 -r all
-also_expect "multi-level plan named" "direct path, multi-level" "$(calls 6)"
+if grep -qE "$DIRECT, multi-level" "$LOG"; then
+    passed=$((passed + 1)); echo "ok   multi-level plan named"
+else
+    failed=$((failed + 1)); echo "FAIL multi-level: no verbose line names the direct path's multi-level plan"
+fi
 all_direct "np 5, every tree shape, switched through MPI_T between calls" 5 $V20 -- \
     "$BIN/bcast_check" -a binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat -t int -s 1,64 -r all
 
@@ -55,18 +76,6 @@ fi
 # every element against the rank-order result; with --random the blocking
 # (direct) and non-blocking (engine) calls must agree bit for bit.
 RC_TYPES=int,double,dcomplex,long,float_int,2int,mat2i
-# direct_calls NAME EXPECTED: reduce_check's count of direct calls was
-# EXPECTED on every rank (read from coll_adapt2_direct_calls, exact where
-# interleaved verbose output is not).
-direct_calls() {
-    local seen
-    seen=$(sed -nE 's/.*direct calls per rank: ([0-9]+-[0-9]+).*/\1/p' "$LOG")
-    if [ "$seen" = "$2-$2" ]; then
-        passed=$((passed + 1)); echo "ok   $1 ($2 per rank)"
-    else
-        failed=$((failed + 1)); echo "FAIL $1: expected $2 direct calls on every rank, saw ${seen:-none}"
-    fi
-}
 # rcalls [DIV]: reduce_check's calls per rank (divided by DIV).
 rcalls() { echo $(($(sed -nE 's/.*, ([0-9]+) calls per rank.*: ok/\1/p' "$LOG") / ${1:-1})); }
 for np in 2 4; do

@@ -139,6 +139,15 @@ long long total_errors(long long local, MPI_Comm comm)
     return total;
 }
 
+void print_per_rank_range(const char *program, const char *what, long long local, MPI_Comm comm)
+{
+    long long both[2] = {local, -local}, extremes[2]; /* the most, minus the fewest */
+    int rank;
+    MPI_Allreduce(both, extremes, 2, MPI_LONG_LONG, MPI_MAX, comm);
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) printf("%s: %s per rank: %lld-%lld\n", program, what, -extremes[1], extremes[0]);
+}
+
 static thread_worker_t *worker_at(void *workers, int t, size_t size)
 {
     return (thread_worker_t *) ((char *) workers + (size_t) t * size);

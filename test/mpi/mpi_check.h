@@ -27,6 +27,10 @@ void fail(const char *fmt, ...);
 /* Sum of local error counts over the communicator; ranks print their own. */
 long long total_errors(long long local, MPI_Comm comm);
 
+/* Rank 0 prints "PROGRAM: WHAT per rank: FEWEST-MOST" of a count each rank
+ * has (exact where interleaved verbose lines are not: test/mpi/direct.sh). */
+void print_per_rank_range(const char *program, const char *what, long long local, MPI_Comm comm);
+
 /* The MPI_THREAD_MULTIPLE harness. `workers` holds `count` structs of
  * `size` bytes, each beginning with a thread_worker_t. threads_init gives
  * each its own duplicate of MPI_COMM_WORLD (creating communicators runs

@@ -531,14 +531,10 @@ int main(int argc, char **argv)
             MPI_Send(&d, 1, MPI_UNSIGNED_LONG_LONG, 0, 4243, MPI_COMM_WORLD);
         }
     }
-    /* the direct path's calls (coll_adapt2_direct_calls), fewest and most of any rank */
-    long long direct[2] = {adapt2_counter("coll_adapt2_direct_calls") - direct0, 0}, least, most;
-    direct[1] = -direct[0];
-    MPI_Allreduce(&direct[0], &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&direct[1], &least, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    print_per_rank_range("reduce_check", "direct calls", adapt2_counter("coll_adapt2_direct_calls") - direct0,
+                         MPI_COMM_WORLD);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("reduce_check: direct calls per rank: %lld-%lld\n", -least, most);
         printf("reduce_check: np %d, %d calls per rank (%d groups)%s: %s\n", size, ncalls, ngroups,
                o.random ? " (random values)" : "", total ? "FAILED" : "ok");
         if (!ncalls) printf("reduce_check: nothing was run (no valid op/type combination)\n");
