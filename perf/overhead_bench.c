@@ -20,7 +20,9 @@
  * a 50 us spin so that the messages have landed; buffer contents change
  * every iteration and every result is checked.
  *
- *   overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce]
+ *   overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce] [-N]
+ * -N: the non-blocking collective (MPI_Ibcast, ... and MPI_Wait at once),
+ * against the same bare loop: what a request and its schedule cost.
  * prints, per role, the median time per call of the collective (MPI_Bcast,
  * MPI_Reduce or MPI_Allreduce, i.e. whichever component is selected) and of the bare loop,
  * and their ratio. Run it with adapt2 selected, and with tuned for context.
@@ -31,6 +33,7 @@
 #include <string.h>
 
 static int rank, np;
+static int nonblocking; /* -N */
 
 static double now(void) { return MPI_Wtime(); }
 
@@ -106,6 +109,29 @@ static void bare_allreduce(const int *in, int *out, int *scratch, int count)
 enum { BCAST, REDUCE, ALLREDUCE };
 static const char *const kind_names[] = {"bcast", "reduce", "allreduce"};
 
+static void bare_call(int kind, int *in, int *out, int *scratch, int count)
+{
+    if (kind == ALLREDUCE) bare_allreduce(in, out, scratch, count);
+    else if (kind == REDUCE) bare_reduce(in, out, scratch, count);
+    else bare_bcast(in, count);
+}
+
+/* The selected component's collective, blocking or (-N) started and waited for. */
+static void collective(int kind, int *in, int *out, int count)
+{
+    MPI_Request req;
+    if (!nonblocking) {
+        if (kind == ALLREDUCE) MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else if (kind == REDUCE) MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        else MPI_Bcast(in, count, MPI_INT, 0, MPI_COMM_WORLD);
+        return;
+    }
+    if (kind == ALLREDUCE) MPI_Iallreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    else if (kind == REDUCE) MPI_Ireduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &req);
+    else MPI_Ibcast(in, count, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
 /* ---- one timed loop ------------------------------------------------------- */
 
 static long long errors;
@@ -139,16 +165,8 @@ static double run(int kind, int bare, int count, int iters, int *in, int *out, i
         MPI_Barrier(MPI_COMM_WORLD);
         if (receiver) spin_us(50);
         double t0 = now();
-        if (kind == ALLREDUCE) {
-            if (bare) bare_allreduce(in, out, scratch, count);
-            else MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        } else if (kind == REDUCE) {
-            if (bare) bare_reduce(in, out, scratch, count);
-            else MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-        } else {
-            if (bare) bare_bcast(in, count);
-            else MPI_Bcast(in, count, MPI_INT, 0, MPI_COMM_WORLD);
-        }
+        if (bare) bare_call(kind, in, out, scratch, count);
+        else collective(kind, in, out, count);
         double t1 = now();
         if (it >= 0) t[it] = t1 - t0;
         if (kind == ALLREDUCE || (kind == REDUCE && rank == 0)) check(out, count, v, 1);
@@ -168,11 +186,12 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-b") && i + 1 < argc) bytes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-N")) nonblocking = 1;
         else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
             ++i;
             kind = !strcmp(argv[i], "allreduce") ? ALLREDUCE : !strcmp(argv[i], "reduce") ? REDUCE : BCAST;
         } else {
-            if (rank == 0) fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce]\n");
+            if (rank == 0) fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce] [-N]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -196,8 +215,8 @@ int main(int argc, char **argv)
     long long total = 0;
     MPI_Reduce(&errors, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("# overhead_bench: %s of %d bytes, np %d, %d calls per mode (median us per call, in the call)\n",
-               kind_names[kind], count * (int) sizeof(int), np, iters);
+        printf("# overhead_bench: %s%s of %d bytes, np %d, %d calls per mode (median us per call, in the call)\n",
+               nonblocking ? "i" : "", kind_names[kind], count * (int) sizeof(int), np, iters);
         printf("# %-6s %6s %12s %12s %8s\n", "role", "rank", "collective", "bare_p2p", "ratio");
         for (int r = 0; r < np; ++r) {
             const char *role = kind == ALLREDUCE ? "rank" : (r == 0) ? "root" : "leaf";
