@@ -33,8 +33,12 @@ namespace {
 // doubling forced up to 1 MiB): the direct exchanges took 0.8-0.9x the
 // engine's time at 4-64 KiB, where a call's software cost still shows, but
 // 3x from 256 KiB on, for a reason not found yet (the same PML calls; a
-// pre-touched scratch made it worse, not better). Its gain is the per-call
-// cost, which only small messages feel.
+// pre-touched scratch made it worse, not better). It comes with the shared
+// memory BTL's single copy: forced to 4 MiB, the direct exchanges took
+// 3.5-6.5x tuned's time at 128-512 KiB (np 2), 3.3-3.7x their own with
+// btl_vader_single_copy_mechanism=none, which was about tuned's (the engine
+// sends 64 KiB segments; docs/measurements.md). Its gain is the per-call cost, which only small
+// messages feel.
 constexpr size_t kDirectMaxBytes = size_t{16} << 10;
 
 // Why the planned call cannot go direct, or nullptr. Only what is equal on
