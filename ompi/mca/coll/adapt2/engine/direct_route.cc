@@ -36,8 +36,8 @@ namespace {
 // pre-touched scratch made it worse, not better). It comes with the shared
 // memory BTL's single copy: forced to 4 MiB, the direct exchanges took
 // 3.5-6.5x tuned's time at 128-512 KiB (np 2), 3.3-3.7x their own with
-// btl_vader_single_copy_mechanism=none, which was about tuned's (the engine
-// sends 64 KiB segments; docs/measurements.md). Its gain is the per-call cost, which only small
+// btl_vader_single_copy_mechanism=none (the engine sends 64 KiB segments;
+// docs/measurements.md). Its gain is the per-call cost, which only small
 // messages feel.
 constexpr size_t kDirectMaxBytes = size_t{16} << 10;
 
