@@ -2,6 +2,7 @@
 
 #include "param_defaults.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -76,6 +77,19 @@ void set_segment_size(Adapt2Config &c, size_t segment) {
     c.bcast.topology_segment_size = c.reduce.tree.topology_segment_size = c.allreduce.tree.topology_segment_size = segment;
 }
 
+SharedScratch::~SharedScratch() {
+    for (auto &entry : by_size_) std::free(entry.second);
+}
+
+void *SharedScratch::alloc(void *self, size_t bytes) {
+    void *&buffer = static_cast<SharedScratch *>(self)->by_size_[bytes];
+    if (!buffer) {
+        const size_t line = 64;  // as the engine's host allocator aligns
+        buffer = std::aligned_alloc(line, (std::max<size_t>(bytes, 1) + line - 1) / line * line);
+    }
+    return buffer;
+}
+
 Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const Adapt2Config &config)
     : net_(net), listener_(listener), config_(config), completer_(net) {
     const int p = net.ranks();
@@ -98,9 +112,10 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
     config_.bcast.topology = config_.reduce.tree.topology = config_.allreduce.tree.topology = multi;
     comms_.reserve(p);
     calls_.assign(p, RankCall{this});
+    const BufferAllocator buffers = config.move_data ? host_allocator() : scratch_.allocator();
     for (int r = 0; r < p; ++r) {
         comms_.push_back(std::make_unique<Comm>(std::make_unique<EngineEndpoint>(net, completer_, r), r, p,
-                                                config.pool_max_bytes, 0, config.detach_max_bytes));
+                                                config.pool_max_bytes, 0, config.detach_max_bytes, nullptr, buffers));
         comms_.back()->share_trees(trees);
         comms_.back()->set_tag_reserver(reserve_tags, &calls_[r]);
     }

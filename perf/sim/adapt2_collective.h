@@ -14,6 +14,7 @@
 #ifndef ADAPT2_SIM_ADAPT2_COLLECTIVE_H
 #define ADAPT2_SIM_ADAPT2_COLLECTIVE_H
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -63,6 +64,30 @@ void force_sync(Adapt2Config &c);
 // (0: one segment).
 void set_segment_size(Adapt2Config &c, size_t segment);
 
+// Where every rank's staging and detach buffers come from when data does not
+// move: one buffer per size, shared by all ranks. The network never writes
+// them and nothing reads what they hold, so the engine's copies into and out
+// of them cost only their simulated time (CopyMeter). Private buffers would
+// give every rank that detaches its own copy of the message, kept by its pool
+// for the next call: 1 MiB per node leader of a 1 MiB broadcast, 32 GiB of
+// address space at 65,536 ranks in nodes of 2. The pools' accounting (caps,
+// overdrafts, waits for room) is unchanged: only the memory is shared, so
+// buffers of one size alias, even two lent to one rank (the reduce flow
+// skips a copy onto itself; tests that move data get private ones).
+class SharedScratch {
+public:
+    SharedScratch() = default;
+    ~SharedScratch();
+    SharedScratch(const SharedScratch &) = delete;
+    SharedScratch &operator=(const SharedScratch &) = delete;
+    BufferAllocator allocator() { return {alloc, keep, this}; }
+
+private:
+    static void *alloc(void *self, size_t bytes);
+    static void keep(void *, void *) {}  // a pool's release: freed with the scratch
+    std::map<size_t, void *> by_size_;
+};
+
 class Adapt2Collective final : public Collective, public EventSink {
 public:
     Adapt2Collective(Network &net, CallListener &listener, const Adapt2Config &config);
@@ -100,6 +125,7 @@ private:
     CallListener &listener_;
     Adapt2Config config_;
     EngineCompleter completer_;
+    SharedScratch scratch_;  // before comms_: their pools hold its buffers
     std::vector<std::unique_ptr<Comm>> comms_;
     std::vector<RankCall> calls_;
     adapt2_reduction_t op_{};

@@ -177,9 +177,9 @@ struct Row {
 };
 
 void print_header(FILE *f) {
-    std::fprintf(f, "%-9s %-18s %7s %9s %12s %12s %12s %12s %8s %12s %12s %10s %7s %8s %8s %8s\n", "#coll", "alg", "p",
-                 "bytes", "t_avg_us", "t_last_us", "t_finish_us", "bound_us", "last/lb", "T_clean_us", "T_noisy_us",
-                 "noise_us", "amp", "amp_last", "sim_s", "rss_mib");
+    std::fprintf(f, "%-9s %-18s %7s %9s %12s %12s %12s %12s %8s %12s %12s %10s %7s %8s %8s %8s %11s %10s\n", "#coll",
+                 "alg", "p", "bytes", "t_avg_us", "t_last_us", "t_finish_us", "bound_us", "last/lb", "T_clean_us",
+                 "T_noisy_us", "noise_us", "amp", "amp_last", "sim_s", "rss_mib", "events", "events/s");
 }
 
 }  // namespace
@@ -246,7 +246,10 @@ int main(int argc, char **argv) {
                 } else {
                     n += std::snprintf(line + n, sizeof line - n, " %12s %12s %10s %7s %8s", "-", "-", "-", "-", "-");
                 }
-                std::snprintf(line + n, sizeof line - n, " %8.2f %8.1f%s\n", secs, peak_rss_mib(),
+                // The simulator's own speed: events handled (every run of this row) per second of wall time.
+                const uint64_t events = one.events + clean.events + noisy.events;
+                std::snprintf(line + n, sizeof line - n, " %8.2f %8.1f %11llu %10.3g%s\n", secs, peak_rss_mib(),
+                              (unsigned long long)events, secs > 0 ? events / secs : 0.0,
                               one.complete && clean.complete && noisy.complete ? "" : "  INCOMPLETE");
                 std::fputs(line, stdout);
                 std::fflush(stdout);

@@ -96,6 +96,7 @@ public:
     uint64_t messages() const { return messages_; }
     uint64_t bytes_moved() const { return bytes_; }
     uint64_t inter_node_bytes() const { return inter_bytes_; }
+    // Events pushed; all of them handled once run() has returned (it empties the queue).
     uint64_t events() const { return queue_.pushed(); }
     size_t unmatched() const;
 

@@ -332,7 +332,8 @@ void ReduceFlow::fold(Slot &slot, int operand) {
             slot.acc = const_cast<char *>(src);
         } else {
             slot.acc = copy_target(slot);
-            std::memcpy(slot.acc, src, len);
+            // the simulator's ranks share one scratch buffer per size
+            if (slot.acc != src) std::memcpy(slot.acc, src, len);
         }
         return;
     }
