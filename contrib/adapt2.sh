@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # One entry point for a fresh Debian 12 machine (run as root, or with sudo
 # available):
 #   contrib/adapt2.sh            install Debian packages, build, install the
@@ -125,6 +127,6 @@ case "$mode" in
     --test) install_packages; build; run_tests ;;
     --build) install_packages; build ;;
     run|--run) shift || true; install_packages; build; install_component; run_benchmark "$@" ;;
-    -h|--help) sed -n '2,10p' "$0" ;;
+    -h|--help) sed -n '4,12p' "$0" ;;
     *) echo "usage: contrib/adapt2.sh [--test|--build|--run [compare.py options]]" >&2; exit 2 ;;
 esac

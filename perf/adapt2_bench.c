@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * adapt2_bench: an OSU-style latency benchmark for MPI collectives
  * (bcast, ibcast, reduce, ireduce, allreduce, iallreduce, allgather,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* Argument parsing and start-up shared by the benchmarks under perf/. */
 #ifndef ADAPT2_PERF_BENCH_ARGS_H
 #define ADAPT2_PERF_BENCH_ARGS_H

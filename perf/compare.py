@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 """Compare adapt2 with Open MPI's own collective components.
 
 Runs perf/adapt2_bench (an OSU-style benchmark) once per component and

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * GPU buffers: adapt2 on device buffers against whole-buffer host staging
  * (copy the whole buffer to the host, run the collective on host memory,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* Per-call software overhead of a collective against bare point-to-point on
  * the same tree (issue 15's latency path goal: within 20%).
  *

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Latency vs message size for perf/compare.py (gnuplot 5, pngcairo).
 #
 #   gnuplot -c perf/plot.gp LATENCY.dat RATIO.dat OUT.png "TITLE" NLAT NRATIO [REF]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The real adapt2 engine on every simulated rank: one adapt2::Comm per rank,
 // each with its own endpoint of the simulated network, all sharing ONE tree
 // cache (Comm::share_trees; a tree per rank would cost memory quadratic in

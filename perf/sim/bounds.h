@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Closed-form lower bounds on a collective's time for the machine's LogGP
 // parameters: ceil(log2 p) hops of the cheapest small message (alpha = L + 2o)
 // plus moving n bytes once through the slowest port every rank's data must

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 """Fit the simulator's machine to this machine, then report its error against adapt2.
 
   perf/sim/calibrate.py --builddir BUILD [--out DIR] [--repeat 5]              # one host

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // What the loop driver runs on every simulated rank: the real adapt2 engine
 // (adapt2_collective.h) or a lock-step baseline (lockstep.h).
 #ifndef ADAPT2_SIM_COLLECTIVE_H

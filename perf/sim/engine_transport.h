@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The adapt2 engine's Transport over the simulated network: one endpoint per
 // simulated rank, each given to that rank's adapt2::Comm. Completions come
 // back as network events and go to op->owner->complete(op, 0), as the PML

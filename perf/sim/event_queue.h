@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The simulator's clock: a priority queue of timed events, earliest first.
 // Events at the same time come out in the order they were pushed (a sequence
 // number breaks ties), so a run is deterministic.

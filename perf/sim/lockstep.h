@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Lock-step baselines: the classic algorithms as Open MPI's tuned component
 // runs them, as a sequence of blocking steps per rank (post a step's sends
 // and receives, wait for all of them, go on). A call returns only when all

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The benchmark loop of perf/noise_bench.c, simulated: every rank runs
 // `iterations` times "compute W + this iteration's noise, then the
 // collective", with no barrier, and each rank's loop time runs from 0 to the

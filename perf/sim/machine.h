@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The simulated machine: LogGP parameters within a node and between nodes,
 // nodes of `ranks_per_node` consecutive ranks, and how many cores a node has
 // (ranks beyond that share cores, so their CPU work runs slower).

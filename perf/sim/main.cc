@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // adapt2_sim: runs the real adapt2 engine (and lock-step baselines) on a
 // simulated LogGP cluster; see perf/sim/README.md.
 #include <sys/resource.h>

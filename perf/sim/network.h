@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // A discrete-event LogGP network with one CPU per rank.
 //
 // Every event is handled on the CPU of one rank: the handler starts when the

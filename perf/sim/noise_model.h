@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // perf/noise.c's noise, in simulated time: the same spec syntax and, for a
 // seed, the same random events (noise_random_event is a pure function of
 // seed, rank and iteration). Periodic noise follows noise_work(): events due

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * pingpong: point-to-point times between rank 0 and rank 1, for fitting the
  * simulator's LogGP parameters (perf/sim/calibrate.py). Plain MPI (the pml

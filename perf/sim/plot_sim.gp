@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Plots of perf/sim/adapt2_sim tables (gnuplot 5, pngcairo; perf/plot.gp's style).
 #
 #   gnuplot -c perf/sim/plot_sim.gp TABLE.tsv OUT.png XCOL "ALG ALG ..." "TITLE" [PANEL2]

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # adapt2 against the lock-step baselines at scale on one machine spec: a
 # 1 MiB broadcast (64 KiB segments) at p = 64, 256, ..., MAX_P, without noise
 # (the last rank's time over the closed-form lower bound) and with noise

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The simulator's standard figures: time and noise amplification against the
 # ranks (64 .. 65,536, 1 MiB) and against the message size (64 KiB .. 4 MiB,
 # 1,024 ranks), adapt2 against the lock-step baselines. Tables and PNGs in OUT.

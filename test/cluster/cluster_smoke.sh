@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The emulated cluster end to end: 4 nodes x 2 slots; every rank lands on the
 # node its mapping says (block and round-robin), as seen by every other rank
 # and by Open MPI's locality; adapt2's broadcast is correct across the nodes

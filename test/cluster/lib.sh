@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Sourced by the emulated cluster's test scripts (after test/mpi/lib.sh when
 # they also want its `check`/`finish` and the build-tree component):
 #   cluster_up N [RATE]   N nodes (CLUSTER_SLOTS slots each, default 2), optionally

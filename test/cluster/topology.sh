@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Multi-level trees on 4 emulated nodes x 2 ranks (real nodes: hostnames,
 # vader inside a node, TCP between): bcast, reduce and allreduce with block
 # and round-robin mapping, every element checked on every rank, and the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* The latency path allocates nothing: after a warm-up, MPI_Bcast, MPI_Reduce
  * and MPI_Allreduce (blocking and non-blocking) below
  * coll_adapt2_detach_min_message make no heap allocation on any rank in

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The latency path allocates nothing (test/mpi/alloc_check.c): blocking and
 # non-blocking bcast, reduce and allreduce below coll_adapt2_detach_min_message
 # make no heap allocation on any rank once warm, over pml ob1 and pml ucx,

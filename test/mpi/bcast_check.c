@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Broadcast correctness: every byte on every rank, for every combination of
  * the options given, and proof (adapt2's MPI_T counters) that adapt2 handled

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Broadcasts whose segment edges cut predefined elements in two: a struct
  * {double; char; int} (13 packed bytes in a 16-byte extent) and a signature of

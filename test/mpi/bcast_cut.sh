@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Segment edges inside predefined elements (bcast_cut.c): the reproductions of
 # issue 13 on multi-level and flat trees, both transports, odd segment sizes.
 . "$(dirname "$0")/lib.sh"

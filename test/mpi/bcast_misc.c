@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Corner cases of the MPI interface, every byte checked:
  *  - an intercommunicator broadcast (adapt2 declines the intercommunicator,

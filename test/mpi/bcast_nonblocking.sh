@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # MPI_Ibcast: the full matrix non-blocking, then many outstanding calls on
 # three communicators waited in random order.
 . "$(dirname "$0")/lib.sh"

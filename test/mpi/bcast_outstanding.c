@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Many outstanding MPI_Ibcast calls at once on several communicators (dup,
  * split and reversed-order), waited in a random order that differs per rank.

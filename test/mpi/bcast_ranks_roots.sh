@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every root at np 2, 3, 4 and 8; every datatype (bytes, int, double, vector,
 # struct with holes, mixed (count, datatype) pairs); counts around the segment
 # size; then messages up to 16 MiB.

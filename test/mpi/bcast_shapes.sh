@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every tree shape with several segment sizes and windows (switched at run
 # time through MPI_T), every root.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # MPI_THREAD_MULTIPLE: 4 threads per rank, each on its own communicator.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Non-contiguous datatypes through the staging pool: small segments, a pool
 # far below one message (every call overdraws one buffer), and different
 # (count, datatype) pairs with one signature across ranks.

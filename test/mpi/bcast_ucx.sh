@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The same checks under pml ucx (forced: without InfiniBand Open MPI picks ob1).
 . "$(dirname "$0")/lib.sh"
 

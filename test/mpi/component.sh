@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The component as Open MPI sees it: listed by ompi_info with every parameter,
 # only its component symbol exported, every symbol it needs defined (a
 # missing one fails only when first called: lazy binding), selected on

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Decoupled ("detached") completion: a bcast's root and interior ranks and a
 # reduce's non-roots complete once their data is in adapt2's private copy.
 # detach_check (see its header) proves it causally: a rank sleeping in place

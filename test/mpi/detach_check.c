@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Decoupled ("detached") completion of MPI_Bcast/MPI_Ibcast (root and
  * interior ranks) and MPI_Reduce/MPI_Ireduce (non-root ranks): the call

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # GPU buffers through the whole component on a mock GPU
 # (coll_adapt2_device_mock; test/mpi/device_check.c): every collective's data
 # on all-device and mixed host/device ranks, with pinned pools too small for

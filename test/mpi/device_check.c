@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Every adapt2 collective on GPU buffers, through the whole component (MCA
  * parameters, pointer classification, device queues polled from Open MPI's

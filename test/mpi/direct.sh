@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The direct path (coll_adapt2_direct_path): blocking broadcasts and reduces
 # (commutative ops) that the plan sends as one whole message with no hellos
 # run as plain point-to-point on the plan's tree; blocking allreduces that the plan runs by recursive

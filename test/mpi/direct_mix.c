@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The direct path among everything else on one communicator: small blocking
  * broadcasts (the direct path, no request) interleaved with outstanding

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # A failure inside adapt2 on one rank ends the job: the failing rank says
 # which rank, which call and why, and aborts, so its peers (which are in the
 # same call, waiting for it) never hang. One rank is given

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * A job that loses a rank in the middle of a long collective: every rank
  * loops over 64 MiB MPI_Bcast and MPI_Allreduce calls on MPI_COMM_WORLD (so

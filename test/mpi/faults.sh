@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # A rank killed (SIGKILL) in the middle of long collectives (64 MiB MPI_Bcast
 # and MPI_Allreduce in a loop, test/mpi/fault_victim.c) must bring the whole
 # job down quickly with Open MPI's error: mpirun exits non-zero, less than

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Differential fuzzer of adapt2's MPI_Bcast/Ibcast, MPI_Reduce/Ireduce and
  * MPI_Allreduce/Iallreduce. Run under mpirun by test/mpi/fuzz.sh.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* Shared by the parts of adapt2's differential fuzzer (fuzz.c: cases, calls
  * and checks; fuzz_types.c: the datatype generator and buffer checks;
  * fuzz_ops.c: values, reference reductions and user-defined operations). */

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Differential fuzzer (fuzz.c): random bcast/reduce/allreduce calls, blocking
 # and non-blocking, on random communicators, datatypes, ops and adapt2
 # parameters, each checked against a local reference and (a share) against

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* The fuzzer's cases: adapt2's parameters, the communicators, and the calls
  * of case K of seed S, all drawn from streams keyed by (S, K) so that every
  * rank generates the same case without communicating (a rank's own

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* Shared by the fuzzer's main program (fuzz.c: options, running a case,
  * summary), its case generator (fuzz_case.c: parameters, communicators,
  * calls, descriptions) and its checks (fuzz_check.c: buffers, results). */

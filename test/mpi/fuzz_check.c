@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* The fuzzer's buffers and checks: each call's send and receive buffers
  * (values where the typemap says, sentinels everywhere else), and the
  * checks of every unit against the local reference, of every byte outside

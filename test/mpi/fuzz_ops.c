@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* The fuzzer's values, reference reductions and user-defined operations.
  *
  * Every rank can compute every rank's contribution (a hash of the call's key,

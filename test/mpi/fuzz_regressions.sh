@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The fuzzer cases that found adapt2's bugs (docs/testing.md, "How adapt2 is tested
 # for trust"), each rerun alone so they stay fixed whatever budget fuzz.sh
 # gets. Case numbers hold for this generator (fuzz_case.c, fuzz_types.c); a

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* The fuzzer's datatype generator and buffer checks.
  *
  * Every generated datatype is built together with its typemap: the list of

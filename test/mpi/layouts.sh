@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # One program, other datatypes on other ranks (layouts_check: even ranks
 # contiguous ints, odd ranks a vector with holes; the same type signature):
 # every collective must still run the same algorithm on every rank and give

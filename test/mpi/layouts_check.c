@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* The same data described with other datatypes on other ranks, as MPI
  * allows (only the type signatures must match): even ranks pass n MPI_INTs
  * in a row, odd ranks one vector of n ints with a hole after each. Every

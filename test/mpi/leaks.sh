@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Leaks of a --enable-sanitizers build under MPI (make check-sanitizers):
 # LeakSanitizer at exit of every rank, with full stacks, after broadcasts of
 # derived types over multi-level trees, reductions with user ops, detached

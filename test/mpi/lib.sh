@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Sourced by the MPI test scripts. Loads adapt2 from the build tree (not an
 # installed copy), selects it, and runs every mpirun under a timeout so a hang
 # fails loudly. Each script calls `check NAME NP ARGS...` per case and ends

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* Helpers shared by adapt2's MPI test programs: MPI_T access to adapt2's
  * counters and parameters, and reporting of failures. */
 #ifndef ADAPT2_MPI_CHECK_H

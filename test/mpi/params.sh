@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Invalid parameter values are reported once per process with the parameter's
 # name and the value used instead, and the broadcasts still run (and are
 # checked) with that value.

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Invalid values of every adapt2 MCA parameter, as ompi_info lists them (a new
 # parameter is covered as soon as it is registered: it must be given a rule
 # below, or this test fails; so must every line of params.def, the table

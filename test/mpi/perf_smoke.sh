@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The benchmark and the comparison driver: argument errors give a usage
 # message and exit 2; a quick validated comparison of adapt2, tuned and
 # upstream adapt (and adapt2 vs libnbc for ibcast) finishes with its table,

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every reduce tree (binomial, in-order binomial, binary, k-ary, k-nomial,
 # chains, pipeline, flat) and both allreduce algorithms (tree, ring), switched
 # at run time through MPI_T, with several segment sizes and windows: every

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_Reduce / MPI_Ireduce / MPI_Allreduce / MPI_Iallreduce correctness on
  * MPI_COMM_WORLD: every unit of every element on every rank where the result

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /* Shared by adapt2's reduce/allreduce MPI tests: datatypes of every class
  * (with the values each rank contributes), the predefined and user-defined
  * operations, the serial left-to-right reference result, and element-wise

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * An in-place MPI_Allreduce (MPI_MIN) of a nested vector type,
  * vector(4, 1, 1, vector(2, 1, 3, MPI_INT)): 8 ints in an extent of 16 with

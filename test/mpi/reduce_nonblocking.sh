@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Many outstanding MPI_Ireduce/MPI_Iallreduce on four communicators (dup,
 # reversed, two halves, shuffled), mixed types and ops, completed in a random
 # order per rank (MPI_Wait, MPI_Waitany, MPI_Testsome), with a user-defined op

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every predefined op with a representative datatype of each class (int,
 # unsigned, long long, float, double, long double, float/double complex, C
 # bool, byte, every MINLOC/MAXLOC pair type), reduce, ireduce, allreduce and

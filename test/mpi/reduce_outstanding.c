@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Many outstanding MPI_Ireduce / MPI_Iallreduce calls at once on several
  * communicators (dup, reversed split, two halves, a shuffled split), with

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # coll_adapt2_reproducible 1: floating-point SUM and PROD of values that do
 # not combine exactly (random mantissas, magnitudes 2^-20..2^20) must give
 # bitwise identical results over repetitions with random per-rank delays (so

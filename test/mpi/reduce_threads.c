@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_THREAD_MULTIPLE: several threads per rank, each running reductions on
  * its own communicator at the same time: reduce, ireduce, allreduce and

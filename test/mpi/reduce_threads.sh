@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # MPI_THREAD_MULTIPLE: 4 threads per rank, each reducing on its own
 # communicator (reduce, ireduce, allreduce, iallreduce; non-commutative op
 # included).

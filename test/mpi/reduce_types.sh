@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Derived datatypes whose elements are one predefined type (contiguous,
 # vector, indexed, resized with a trailing hole) with predefined ops: every
 # unit checked, and every hole of the receive buffer must be left untouched.

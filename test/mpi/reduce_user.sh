@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # User-defined operations. Non-commutative: the product of 2x2 matrices (int
 # and double entries, over MPI_Type_contiguous(4, ...)) must equal the serial
 # left-to-right product in rank order, for every root and np 2 to 8, reduce

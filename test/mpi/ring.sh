@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Allgather and Reduce_scatter_block: every type class, op (non-commutative
 # ones too), count, segment size, in place or not, blocking or not, threads,
 # over ob1, ucx and adapt2's UCX transport.

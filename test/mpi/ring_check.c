@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_Allgather / MPI_Iallgather and MPI_Reduce_scatter_block /
  * MPI_Ireduce_scatter_block: every element on every rank, for each type class

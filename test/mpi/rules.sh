@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # coll_adapt2_rules: a decision table from a file (engine/rules.h, docs/rules.md).
 # Its lines decide (each call names the line in the verbose output), `previous`
 # hands calls on, a parameter the user set wins, a bad or missing file is

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Soak test: MPI_THREAD_MULTIPLE, several threads per rank, each owning two
  * communicators (MPI requires the collectives of one communicator to start in

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Soak (test/mpi/soak.c): np 4, MPI_THREAD_MULTIPLE, 4 threads per rank on 8
 # communicators that come and go, mixed non-blocking bcast/reduce/allreduce
 # from 1 byte to 1 MiB, contiguous and vector types, several outstanding per

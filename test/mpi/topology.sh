@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Multi-level trees on one host, with node boundaries declared by hand
 # (coll_adapt2_nodes): block and round-robin placements, uneven nodes,
 # world/split/dup communicators; data checked on every rank and the

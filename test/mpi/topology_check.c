@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Multi-level trees under mpirun, with node boundaries declared by hand
  * (coll_adapt2_nodes, the program's first argument) or real ones (argument

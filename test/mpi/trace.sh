@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # coll_adapt2_trace: every rank writes its file at MPI_Finalize; each rank's
 # events match what its place in the tree implies; contrib/adapt2-trace turns
 # the files into Chrome trace JSON and a PNG timeline.

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # contrib/adapt2-tune --noise --verify on a tiny bcast sweep (np 2, 4-16 B): `previous` is
 # preferred (first candidate, tolerance 0.99), so it wins every size and --noise measures it
 # against binomial at the range's two ends. The run must write rules adapt2 accepts (it names

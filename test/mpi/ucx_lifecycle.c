@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * adapt2's UCX transport across communicator lifetimes (run with
  * coll_adapt2_transport=ucx; test/mpi/ucx_transport.sh counts the verbose

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # adapt2's own UCX transport (coll_adapt2_transport=ucx, c/coll_adapt2_ucx.c)
 # under pml ob1 and pml ucx (whose own UCX context coexists with adapt2's), at
 # np 2, 4 and 5, with and without the progress thread, MPI_THREAD_MULTIPLE

@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # What decoupled completion costs, as perf/noise_bench and compare.py report
 # it: with adapt2 at np 4, a 64 KiB broadcast under noise detaches some calls
 # (detached fraction > 0, bytes copied per call > 0, each rank's CPU time

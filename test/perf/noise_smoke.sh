@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The noise-absorption benchmark (perf/noise_bench) and compare.py's noise
 # mode: argument errors give a usage message and exit 2 (on every rank, no
 # hang); tiny noisy runs for adapt2 and tuned finish, validate their data and

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Unit tests of the noise injector (perf/noise.[ch]), without MPI: spec
  * parsing and its canonical form, determinism for a seed, the choice of the

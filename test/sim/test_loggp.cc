@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The simulated network against LogGP times computed by hand: one eager
 // message, one rendezvous message, a sender's port serializing two
 // messages, a busy CPU delaying a completion, intra- vs inter-node links,

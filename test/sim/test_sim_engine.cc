@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The real adapt2 engine on the simulated network: broadcasts and reduces
 // over several shapes, sizes and segmentations, flat and multi-level (nodes
 // of 4 ranks), deliver every segment exactly once and the right data to every

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // An in-process network of N ranks for unit tests of the engine. Sends and
 // receives match per (source, destination, tag) in posting order, like MPI.
 // Completions are held back and delivered in a chosen adversarial order; a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The broadcast schedule over the fake network, under many completion orders:
 // every rank gets every byte, each segment reaches each rank exactly once,
 // windows are never exceeded, `done` fires exactly once per rank, nothing is

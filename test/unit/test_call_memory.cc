@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // A call's memory: the arena its flows live in (call_arena.h) and the
 // schedules a communicator keeps (schedule_cache.h). Starting a broadcast,
 // reduce or allreduce of a shape seen before takes nothing from the heap

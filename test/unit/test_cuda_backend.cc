@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The CUDA backend. Without a driver (our build machines) it must load, say
 // why it cannot be used, and see every pointer as host memory, so the
 // component behaves as if there were no GPU. With the toolkit's stub driver

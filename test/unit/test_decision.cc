@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The decision rules: what `auto` picks, and that forced choices are obeyed.
 #include <cstring>
 #include <set>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Decoupled ("detached") completion over the fake network: one rank stalls
 // (it starts its calls only after everyone else has run as far as it can).
 // Ranks that do not depend on its data must complete all their calls

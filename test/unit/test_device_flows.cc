@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Broadcast, reduce and allreduce on GPU buffers, over the fake network and
 // the mock device backend (host memory posing as device memory; copies run
 // only when their events pass, so data read too early is stale): every rank's

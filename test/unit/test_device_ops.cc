@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The GPU reductions' contract and the CPU reference of their arithmetic.
 //
 // Every kernel in cuda/reduce_kernels.cu runs reduce_strided() with a functor

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The device staging state machine (DeviceQueue) over the mock backend:
 // every accepted token is reported exactly once, with its status, whatever
 // the completion order (immediate, late, random across streams, many seeds);

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Failures are never anonymous: a call that fails reports once, with an
 // error status and a reason naming the rank, the call and what went wrong
 // (Schedule::fail), readable while its done function runs. An operation

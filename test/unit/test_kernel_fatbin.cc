@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The fatbin nvcc built (cuda/cuda.inc) holds every kernel that
 // device_op_supported() promises, under device_kernel_name()'s name, as
 // machine code and as PTX, and no other adapt2_reduce_* kernel; a --with-cuda

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Reduce and allreduce over the fake network, under many completion orders:
 // results equal the serial reduction (left to right for a non-commutative
 // op), each rank combines every child contribution exactly once per segment,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Allgather (ring, Bruck and multi-level) and Reduce_scatter_block over the fake network, under many
 // completion orders: every byte of every rank's result, for any p, block
 // sizes down to empty, segments smaller than a block or none, narrow and

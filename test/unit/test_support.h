@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The engine's unit-test harness: a world of simulated ranks over the fake
 // network (FakeWorld), the completion orders to try, the order ranks enter a
 // call, a non-contiguous layout for the pack/unpack hooks, a `done`

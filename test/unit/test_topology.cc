@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Multi-level trees (engine/topology.h) for many placements and every root:
 // each rank is reached exactly once; exactly nodes-1 edges cross nodes and
 // domains-1 cross NUMA domains inside a node; leaders are the root or the

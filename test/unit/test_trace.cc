@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The tracer: events are kept up to the cap (the rest counted as dropped),
 // written as CSV with one header, and concurrent recording loses nothing.
 #include <cstdio>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Tree builders: every shape, every root, p = 1..1024. Each tree must reach
 // every rank exactly once from the root, parent and child lists must agree,
 // and the depth must respect the shape's bound.

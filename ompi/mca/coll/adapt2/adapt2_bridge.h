@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The seam between adapt2's C layer (which alone may include Open MPI headers)
  * and its C++ engine (which includes none). Only plain C types cross it.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The production transports: byte transfers posted and completed by the C
 // layer, through Open MPI's PML (c/coll_adapt2_pml.c) or adapt2's own UCX
 // worker (c/coll_adapt2_ucx.c). Either may complete an operation inside the

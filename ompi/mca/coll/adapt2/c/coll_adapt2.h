@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * adapt2's C layer: the parts Open MPI's headers allow only from C
  * (component and module structs, MCA variables, requests, PML calls,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_Bcast / MPI_Ibcast: describe the buffer and the call's facts and hand
  * the call to the engine, which plans it (engine/plan_call.h, bcast.cc).

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The component: what Open MPI's MCA loader finds in mca_coll_adapt2.so (the
  * only exported symbol), plus the parameters shared by all collectives.

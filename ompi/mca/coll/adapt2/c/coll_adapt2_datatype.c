@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Describes a user buffer to the engine as a packed byte stream: a pointer
  * when (count, datatype) is contiguous in memory, otherwise pack/unpack hooks

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * GPU buffers: MCA parameters, whether a device can be used, which buffers
  * live on it, and the progress callback that polls the device queues.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The direct path: a blocking broadcast that the engine plans as one whole
  * message with no hellos is the plan's tree walked with the PML's own calls:

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The direct path's state, shared by its three collectives
  * (coll_adapt2_direct.c: the route cache, the reductions' data and the

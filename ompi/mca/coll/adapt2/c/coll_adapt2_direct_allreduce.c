@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The allreduce's direct path: a blocking allreduce that the engine plans as
  * recursive doubling (engine/recdoubling_plan.h) runs its exchanges with the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * The reduce's direct path: a blocking reduce of a commutative op that the
  * engine plans as one whole message with no hellos walks the plan's tree

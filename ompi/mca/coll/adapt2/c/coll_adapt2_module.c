@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Per-communicator module: whether adapt2 takes a communicator, and what it
  * falls back to for calls it does not handle.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MCA variable helpers. Values are re-checked at every call (they may be
  * changed at run time through MPI_T), and an invalid value is reported once,

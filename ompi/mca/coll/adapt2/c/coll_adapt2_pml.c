@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Byte transfers through the PML for the engine's transport. Completion is a
  * request callback that frees the PML request and hands the operation back to

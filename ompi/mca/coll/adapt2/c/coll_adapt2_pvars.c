@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_T performance variables: process-wide counters that let tests and users
  * see that adapt2 handled their calls (and how much it sent).

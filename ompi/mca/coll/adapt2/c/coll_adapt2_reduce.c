@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_Reduce, MPI_Ireduce, MPI_Allreduce, MPI_Iallreduce: check the
  * parameters, describe the data as an array of elements the op combines

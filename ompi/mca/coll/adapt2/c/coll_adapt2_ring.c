@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * MPI_Allgather, MPI_Iallgather, MPI_Reduce_scatter_block and
  * MPI_Ireduce_scatter_block: check the parameters, describe the buffers and

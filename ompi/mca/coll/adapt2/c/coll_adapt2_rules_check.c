@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Every rank of a communicator must plan a call alike, so every rank must
  * read the same decision table (coll_adapt2_rules): ranks whose tables

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Where a communicator's ranks are: their node and, on this rank's node,
  * their NUMA domain. The engine builds multi-level trees from it (node

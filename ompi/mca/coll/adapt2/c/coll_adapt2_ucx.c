@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * adapt2's own UCX transport (coll_adapt2_transport=ucx): byte transfers on a
  * private UCP worker instead of the PML, so that adapt2's progress thread can

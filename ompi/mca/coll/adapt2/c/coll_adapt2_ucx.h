@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * adapt2's own UCX transport (coll_adapt2_ucx.c, built when configure found
  * UCX): a private UCP context and worker, so that adapt2's progress thread

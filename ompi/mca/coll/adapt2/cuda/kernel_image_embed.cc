@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // adapt2_kernel_image() of a --with-cuda build: the fatbin nvcc built, placed
 // in .rodata by the assembler's .incbin. No generated source and no nvcc on
 // host code: the bytes go in as they are. The path is relative to the top of

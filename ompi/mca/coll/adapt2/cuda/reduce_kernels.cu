@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The GPU reduction kernels: inout[i] = in[i] op inout[i] for i < count, one
 // extern "C" kernel per (op, type) of device_op_supported(), named as
 // device_kernel_name() says ("adapt2_reduce_sum_float32", ...), so the device

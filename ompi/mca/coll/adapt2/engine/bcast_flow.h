@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Segmented, event-driven broadcast down a tree.
 //
 // A segment is forwarded to each child the moment it is here (in order) and

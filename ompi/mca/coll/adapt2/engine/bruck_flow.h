@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Allgather by Bruck's algorithm, for small blocks: ceil(log2 p) exchanges
 // instead of the ring's p - 1 steps.
 //

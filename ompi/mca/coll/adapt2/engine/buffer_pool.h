@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Staging buffers for data that cannot travel straight from/to the user
 // buffer (non-contiguous datatypes now; reductions and GPU staging later).
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The memory of one call: its flows and their per-peer and per-segment
 // arrays (std::pmr containers) are carved out of one block that the
 // schedule keeps from call to call. Nothing is freed piece by piece; reset()

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The engine's one entry point: a call description (adapt2_bridge.h) is
 // checked and planned (plan_call.h), gets its tags and goes to its
 // collective's start function. The dispatch is generated from

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Entry points of the engine's collectives: plan the call, build its
 // schedule, start it. Used by the C bridge, the unit tests and the simulator.
 #ifndef ADAPT2_ENGINE_COLLECTIVES_H

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Engine state of one communicator: who we are, how we reach the others, the
 // trees we built and the staging pool. Created lazily by the first collective,
 // destroyed with the communicator's coll module.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Tracks a run of consecutive segments that finish in any order: prefix() is
 // how many leading segments are all done. Holds at most kMax unfinished
 // segments past the prefix, which is why windows are capped at 64.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Process-wide statistics, read through MPI_T performance variables. Updated
 // once per collective call (never per segment) to keep atomics off the hot path.
 #ifndef ADAPT2_ENGINE_COUNTERS_H

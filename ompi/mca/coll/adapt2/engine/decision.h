@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Picks the tree and segment size of a call from the user's settings, the
 // message size and the communicator size. Everything it reads is equal on all
 // ranks of a call, so every rank picks the same plan without talking.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Decoupled ("detached") completion: which calls may complete before their
 // sends are over, and the tag blocks that makes them need.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The direct path (the latency path's last step, docs/design.md): a blocking
 // broadcast that its plan sends as one whole message with no hellos needs
 // none of a schedule's machinery (segments, windows, staging, detaching):

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // C entry points of the engine (see adapt2_bridge.h). Nothing C++ may escape
 // into Open MPI: every exception becomes an error code here.
 #include <fstream>

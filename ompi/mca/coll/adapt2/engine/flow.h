@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // One state machine inside a schedule: a broadcast down a tree, a reduction
 // up a tree, a ring. A schedule drives one or more flows (an allreduce is a
 // reduce flow feeding a broadcast flow segment by segment); flows post their

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Reduce_scatter_block by recursive halving, for small messages and for
 // non-commutative ops: ceil(log2 p) exchanges instead of the ring's p - 1.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Allgather across nodes: each slow link carries every other node's data
 // once, in one message per node, and no rank waits for a phase to end.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The MCA parameters' defaults (params.def) for code that runs the engine
 // without Open MPI: the simulator and the unit tests. defaults::name is the
 // default of coll_adapt2_<name>.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // plan_call: the call-level rules, in the order they are tried. Each is
 // equal on every rank (the facts are), so all ranks take the same branch.
 #include "plan_call.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The one function that plans a call: from the call's facts (what the C
 // layer knows: blocking, user op, device support, the user's `previous`),
 // its sizes, op and settings, and the communicator's shape, it decides

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Allreduce by recursive doubling, for small messages: log2(p) exchanges of
 // the whole accumulator instead of a reduce and a broadcast through a root.
 //

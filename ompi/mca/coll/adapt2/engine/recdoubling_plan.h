@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The exchanges of recursive doubling, for one rank: the one plan that the
 // engine's flow (recdoubling_flow.cc) and the direct path
 // (direct_route.cc) both follow, so that either computes the same bits.

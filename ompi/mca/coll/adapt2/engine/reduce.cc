@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Reduce and the tree allreduce: build the flows, start the schedule.
 #include "bcast_flow.h"
 #include "collectives.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Segmented, event-driven reduction up a tree.
 //
 // A rank combines segment s the moment its own data and its children's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // ReduceFlow's GPU combine (reduce_flow.h): device buffers per slot, own
 // data and children's contributions combined into the accumulator by the
 // kernels, on the segment's stream.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Allgather and Reduce_scatter_block: one phase of the ring (ring_flow.h)
 // each; small allgathers take Bruck's algorithm (bruck_flow.h), those across
 // nodes the multi-level one (node_allgather_flow.h), small or

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Reduce-scatter and allgather around a ring, pipelined by segments, driven
 // only by data. An allreduce runs the two phases back to back in one flow
 // (reduce-scatter, then allgather of the reduced blocks); Reduce_scatter_block

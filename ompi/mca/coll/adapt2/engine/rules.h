@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The decision table a user gives in a file (coll_adapt2_rules; the format
 // in docs/rules.md): lines that map a collective, communicator size, node
 // count and message size to an algorithm and its settings, or to

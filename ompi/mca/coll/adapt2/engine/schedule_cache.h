@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Finished schedules a communicator keeps for its next calls: a schedule
 // keeps its call arena (call_arena.h) and its operation arrays, so a call of
 // a shape seen before allocates nothing. At most `max` are kept (MCA

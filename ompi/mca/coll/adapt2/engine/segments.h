@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Cuts a message of `total` packed bytes into segments of `segment` bytes
 // (the last one shorter). Segment sizes are rounded to whole `unit`s (the
 // element size) so reductions never split an element.

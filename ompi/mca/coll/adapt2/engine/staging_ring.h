@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Staging slots for consecutive segments: segment s lives in slot s % size
 // while it is held. Segments are claimed in order and a slot is reused only
 // after every user of its previous segment has let go, so at most size()

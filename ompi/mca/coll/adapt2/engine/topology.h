@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Where the ranks of a communicator are (node, then NUMA domain), and the
 // multi-level trees built from it.
 //

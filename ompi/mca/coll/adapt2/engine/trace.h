@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Optional per-process trace of what each collective's segments did: when a
 // transfer was posted, when it completed (arrived / sent), when a segment
 // was combined, and when each call started and finished. Off unless

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // What a collective schedule asks of the network: "move these bytes to/from
 // that rank with this tag, and tell me when done". The PML transport is the
 // real one; tests use a fake that completes in adversarial orders, and the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Tree storage: flattens per-rank child lists into one array (CSR) so a tree
 // of 64k ranks is three allocations, and computes the depth once.
 #include "tree.h"

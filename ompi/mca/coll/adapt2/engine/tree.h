@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Communication trees over the ranks of a communicator.
 //
 // A Tree is immutable once built and shared (read-only) by every collective

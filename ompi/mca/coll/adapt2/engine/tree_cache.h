@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Per-communicator cache of built trees, keyed by (shape, parameter, root),
 // or for multi-level trees by (the shape of each level, root). Trees are
 // shared read-only; the cache keeps the most recently used ones so memory

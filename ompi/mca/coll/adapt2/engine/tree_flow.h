@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // What every tree flow shares (a broadcast down a tree, BcastFlow; a
 // reduction up one, ReduceFlow): its place in the tree, its segments, its
 // tag block and send window, and the detach protocol's state (a private

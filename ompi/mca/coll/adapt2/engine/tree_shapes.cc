@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // One builder per tree shape. Most shapes are built over "virtual ranks"
 // (v = rank - root mod size, so the root is 0) and rotated afterwards; the
 // in-order binomial is built over real ranks so that its subtrees stay

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The user's buffer as a stream of packed bytes: where every flow's data comes
 // from and goes to on the user's side. Contiguous host data is used in place
 // or copied; anything else goes through the pack/unpack hooks (Open MPI's

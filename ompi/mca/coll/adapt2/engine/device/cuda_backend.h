@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The CUDA backend: the driver API, loaded at run time with dlopen, so the
 // component neither links against CUDA nor needs it installed. Without
 // libcuda, or without a device, available() is false, every pointer is host

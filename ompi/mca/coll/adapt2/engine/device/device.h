@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // What the engine asks of a GPU: where a pointer lives, pinned host and
 // device memory, streams, asynchronous copies and reductions, and events that
 // say without blocking whether the work before them is done.

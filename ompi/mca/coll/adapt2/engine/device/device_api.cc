@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // C entry points of the device layer (adapt2_bridge.h, "GPU buffers").
 #include <cstdio>
 #include <string>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Sizes and kernel names of the device reductions (device_ops.h). Plain C++:
 // part of the engine whether or not CUDA is built.
 #include "device_ops.h"

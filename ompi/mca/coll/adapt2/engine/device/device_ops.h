@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The reductions adapt2 can run on a GPU: predefined MPI ops on integer and
 // floating types, and MINLOC/MAXLOC on (value, index) pairs.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // A communicator's device work: copies and reductions posted on its own
 // streams, each tagged with a caller's token and reported once finished.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The CUDA reduction kernels (cuda/reduce_kernels.cu), compiled by nvcc into
 // one fatbin and embedded in the component, for the device backend to load
 // (cuModuleLoadData / cudaLibraryLoadData) and look up by device_kernel_name().

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // A device backend made of host memory, for tests (and the simulator): it
 // behaves like a GPU where it matters to the staging state machine.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // What each reduction kernel computes on one element, written once for the
 // GPU (nvcc compiles cuda/reduce_kernels.cu with it) and the host (g++: the
 // CPU reference the unit tests check). So a kernel and its reference cannot

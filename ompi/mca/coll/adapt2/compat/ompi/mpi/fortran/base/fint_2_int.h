@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Stand-in for Open MPI's fint_2_int.h, which Debian's libopenmpi-dev does not
  * ship although ompi/op/op.h includes it. The build finds this file through
