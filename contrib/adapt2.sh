@@ -18,7 +18,7 @@ SANITIZE_DIR=${SANITIZE_DIR:-$BUILD_DIR-sanitize}
 JOBS=${JOBS:-$(nproc)}
 mode=${1:-run}
 
-PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin
+PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin clang-format
 libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox iproute2"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -76,14 +76,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SMALL_MSG_LIMIT   8192      /* OSU: LARGE_MESSAGE_SIZE */
-#define DEFAULT_ITERS     1000
-#define DEFAULT_WARMUP    100
-#define DEFAULT_ITERS_L   100
-#define DEFAULT_WARMUP_L  10
-#define DEFAULT_MIN_SIZE  1
-#define DEFAULT_MAX_SIZE  (1UL << 20)
-#define MAX_ACTIVE        8         /* reductions: contributing ranks per element */
+#define SMALL_MSG_LIMIT 8192 /* OSU: LARGE_MESSAGE_SIZE */
+#define DEFAULT_ITERS 1000
+#define DEFAULT_WARMUP 100
+#define DEFAULT_ITERS_L 100
+#define DEFAULT_WARMUP_L 10
+#define DEFAULT_MIN_SIZE 1
+#define DEFAULT_MAX_SIZE (1UL << 20)
+#define MAX_ACTIVE 8 /* reductions: contributing ranks per element */
 
 /* ------------------------------------------------------------------------ */
 /* datatypes and the broadcast validation pattern                            */
@@ -92,8 +92,7 @@
  * is exactly representable in every datatype we support. */
 static inline uint64_t pattern_value(size_t j, size_t size, int iter, uint64_t mod)
 {
-    uint64_t v = (uint64_t)j * 2654435761u + (uint64_t)size * 40503u +
-                 (uint64_t)iter * 977u + 17u;
+    uint64_t v = (uint64_t) j * 2654435761u + (uint64_t) size * 40503u + (uint64_t) iter * 977u + 17u;
     v ^= v >> 29;
     return v % mod;
 }
@@ -104,33 +103,37 @@ static inline uint64_t pattern_value(size_t j, size_t size, int iter, uint64_t m
  * collective, so stale data cannot pass the check).
  * store / load: element j as an exact integer (reductions); every value we
  * store is exactly representable in a double. */
-#define DEFINE_TYPE_FUNCS(NAME, CTYPE, MOD, FMT, CAST)                          \
-    static void fill_##NAME(void *b, size_t n, size_t size, int iter, int poison) \
-    {                                                                          \
-        CTYPE *p = (CTYPE *)b;                                                 \
-        for (size_t j = 0; j < n; j++)                                         \
-            p[j] = (CTYPE)((pattern_value(j, size, iter, (MOD)) + (uint64_t)poison) % (MOD)); \
-    }                                                                          \
-    static long check_##NAME(const void *b, size_t n, size_t size, int iter,   \
-                             char *what, size_t what_len)                      \
-    {                                                                          \
-        const CTYPE *p = (const CTYPE *)b;                                     \
-        for (size_t j = 0; j < n; j++) {                                       \
-            CTYPE e = (CTYPE)pattern_value(j, size, iter, (MOD));              \
-            if (p[j] != e) {                                                   \
-                snprintf(what, what_len, "expected " FMT ", got " FMT,         \
-                         (CAST)e, (CAST)p[j]);                                 \
-                return (long)j;                                                \
-            }                                                                  \
-        }                                                                      \
-        return -1;                                                             \
-    }                                                                          \
-    static void store_##NAME(void *b, size_t j, int64_t v) { ((CTYPE *)b)[j] = (CTYPE)v; } \
-    static double load_##NAME(const void *b, size_t j) { return (double)((const CTYPE *)b)[j]; }
+#define DEFINE_TYPE_FUNCS(NAME, CTYPE, MOD, FMT, CAST)                                                    \
+    static void fill_##NAME(void *b, size_t n, size_t size, int iter, int poison)                         \
+    {                                                                                                     \
+        CTYPE *p = (CTYPE *) b;                                                                           \
+        for (size_t j = 0; j < n; j++)                                                                    \
+            p[j] = (CTYPE) ((pattern_value(j, size, iter, (MOD)) + (uint64_t) poison) % (MOD));           \
+    }                                                                                                     \
+    static long check_##NAME(const void *b, size_t n, size_t size, int iter, char *what, size_t what_len) \
+    {                                                                                                     \
+        const CTYPE *p = (const CTYPE *) b;                                                               \
+        for (size_t j = 0; j < n; j++) {                                                                  \
+            CTYPE e = (CTYPE) pattern_value(j, size, iter, (MOD));                                        \
+            if (p[j] != e) {                                                                              \
+                snprintf(what, what_len, "expected " FMT ", got " FMT, (CAST) e, (CAST) p[j]);            \
+                return (long) j;                                                                          \
+            }                                                                                             \
+        }                                                                                                 \
+        return -1;                                                                                        \
+    }                                                                                                     \
+    static void store_##NAME(void *b, size_t j, int64_t v)                                                \
+    {                                                                                                     \
+        ((CTYPE *) b)[j] = (CTYPE) v;                                                                     \
+    }                                                                                                     \
+    static double load_##NAME(const void *b, size_t j)                                                    \
+    {                                                                                                     \
+        return (double) ((const CTYPE *) b)[j];                                                           \
+    }
 
-DEFINE_TYPE_FUNCS(char, char, 127u, "%d", int)                      /* 0..126 */
-DEFINE_TYPE_FUNCS(int, int, 2147483647u, "%d", int)                 /* 0..2^31-2 */
-DEFINE_TYPE_FUNCS(float, float, (1u << 24), "%.1f", double)         /* exact ints */
+DEFINE_TYPE_FUNCS(char, char, 127u, "%d", int)              /* 0..126 */
+DEFINE_TYPE_FUNCS(int, int, 2147483647u, "%d", int)         /* 0..2^31-2 */
+DEFINE_TYPE_FUNCS(float, float, (1u << 24), "%.1f", double) /* exact ints */
 DEFINE_TYPE_FUNCS(double, double, (UINT64_C(1) << 53), "%.1f", double)
 
 typedef struct {
@@ -150,10 +153,22 @@ typedef struct {
 
 /* MPI_CHAR in reductions: not a "C integer" type of the MPI standard, but
  * Open MPI reduces it as a signed 8-bit integer, and OSU uses it too. */
-static MPI_Datatype t_char(void) { return MPI_CHAR; }
-static MPI_Datatype t_int(void) { return MPI_INT; }
-static MPI_Datatype t_float(void) { return MPI_FLOAT; }
-static MPI_Datatype t_double(void) { return MPI_DOUBLE; }
+static MPI_Datatype t_char(void)
+{
+    return MPI_CHAR;
+}
+static MPI_Datatype t_int(void)
+{
+    return MPI_INT;
+}
+static MPI_Datatype t_float(void)
+{
+    return MPI_FLOAT;
+}
+static MPI_Datatype t_double(void)
+{
+    return MPI_DOUBLE;
+}
 
 #define TYPE_FUNCS(NAME) fill_##NAME, check_##NAME, store_##NAME, load_##NAME
 static const type_desc_t type_table[] = {
@@ -182,10 +197,22 @@ typedef struct {
     MPI_Op (*mpi_op)(void);
 } op_desc_t;
 
-static MPI_Op o_sum(void) { return MPI_SUM; }
-static MPI_Op o_max(void) { return MPI_MAX; }
-static MPI_Op o_min(void) { return MPI_MIN; }
-static MPI_Op o_prod(void) { return MPI_PROD; }
+static MPI_Op o_sum(void)
+{
+    return MPI_SUM;
+}
+static MPI_Op o_max(void)
+{
+    return MPI_MAX;
+}
+static MPI_Op o_min(void)
+{
+    return MPI_MIN;
+}
+static MPI_Op o_prod(void)
+{
+    return MPI_PROD;
+}
 
 static const op_desc_t op_table[] = {
     {"sum", OP_SUM, o_sum},
@@ -229,26 +256,36 @@ static red_plan_t make_plan(const type_desc_t *t, const op_desc_t *op, int np)
     p.np = np;
     p.active = np < MAX_ACTIVE ? np : MAX_ACTIVE;
     switch (op->kind) {
-    case OP_SUM: p.identity = 0; p.range = t->limit / p.active; break;
+    case OP_SUM:
+        p.identity = 0;
+        p.range = t->limit / p.active;
+        break;
     case OP_PROD:
         if (p.active > t->log2_limit) p.active = t->log2_limit;
-        p.identity = 1; p.range = 2; break;
-    case OP_MAX: p.identity = -t->limit; p.range = t->limit; break;
-    default:     p.identity = t->limit; p.range = t->limit; break;
+        p.identity = 1;
+        p.range = 2;
+        break;
+    case OP_MAX:
+        p.identity = -t->limit;
+        p.range = t->limit;
+        break;
+    default:
+        p.identity = t->limit;
+        p.range = t->limit;
+        break;
     }
     return p;
 }
 
 static inline uint64_t elem_seed(size_t j, size_t size, int iter)
 {
-    return mix64((uint64_t)j * UINT64_C(0x100000001b3) ^ (uint64_t)size * 40503u ^
-                 ((uint64_t)(int64_t)iter << 40));
+    return mix64((uint64_t) j * UINT64_C(0x100000001b3) ^ (uint64_t) size * 40503u ^ ((uint64_t) (int64_t) iter << 40));
 }
 
 /* First active rank of element j. */
 static inline int first_active(const red_plan_t *p, uint64_t seed)
 {
-    return (int)(mix64(seed ^ UINT64_C(0x5bd1e995)) % (uint64_t)p->np);
+    return (int) (mix64(seed ^ UINT64_C(0x5bd1e995)) % (uint64_t) p->np);
 }
 
 /* The value rank r contributes to element j (seed = elem_seed(j, ...)). */
@@ -256,12 +293,12 @@ static inline int64_t reduction_value(const red_plan_t *p, uint64_t seed, int fi
 {
     int k = (r - first + p->np) % p->np;
     if (k >= p->active) return p->identity;
-    uint64_t h = mix64(seed + (uint64_t)r * UINT64_C(0x9e3779b97f4a7c15));
+    uint64_t h = mix64(seed + (uint64_t) r * UINT64_C(0x9e3779b97f4a7c15));
     if (p->op == OP_PROD) {
         static const int64_t v[4] = {-2, -1, 1, 2};
         return v[h & 3];
     }
-    return (int64_t)(h % (uint64_t)(2 * p->range + 1)) - p->range;
+    return (int64_t) (h % (uint64_t) (2 * p->range + 1)) - p->range;
 }
 
 static inline int64_t combine(op_kind_t op, int64_t a, int64_t b)
@@ -279,8 +316,7 @@ static int64_t reduction_expected(const red_plan_t *p, uint64_t seed)
 {
     int first = first_active(p, seed);
     int64_t acc = p->identity;
-    for (int k = 0; k < p->active; k++)
-        acc = combine(p->op, acc, reduction_value(p, seed, first, (first + k) % p->np));
+    for (int k = 0; k < p->active; k++) acc = combine(p->op, acc, reduction_value(p, seed, first, (first + k) % p->np));
     return acc;
 }
 
@@ -300,30 +336,29 @@ typedef struct {
     int rank, nprocs, root;
     const type_desc_t *type;
     MPI_Datatype dtype;
-    const op_desc_t *op;   /* reductions */
+    const op_desc_t *op; /* reductions */
     MPI_Op mpi_op;
-    red_plan_t plan;       /* reductions, validation */
-    void *sbuf;  /* send / in-place buffer (bcast: the buffer) */
-    void *rbuf;  /* receive buffer (unused by bcast) */
-    void *ebuf;  /* validation: the expected result (reductions), the whole
-                    pattern (allgather) */
-    int thread_level;  /* provided by MPI_Init[_thread] */
+    red_plan_t plan;  /* reductions, validation */
+    void *sbuf;       /* send / in-place buffer (bcast: the buffer) */
+    void *rbuf;       /* receive buffer (unused by bcast) */
+    void *ebuf;       /* validation: the expected result (reductions), the whole
+                         pattern (allgather) */
+    int thread_level; /* provided by MPI_Init[_thread] */
 } bench_ctx_t;
 
 typedef struct coll_desc {
     const char *name;
     const char *help;
-    int blocking;    /* informational: 0 = post + MPI_Wait timed together */
+    int blocking; /* informational: 0 = post + MPI_Wait timed together */
     flow_t flow;
-    int reduction;   /* takes -o */
+    int reduction; /* takes -o */
     const char *default_type;
     /* One collective on `count` elements (timed). */
     int (*run)(bench_ctx_t *c, size_t count);
     /* Validation, untimed: set the buffers up for (size, iter) ... */
     void (*prepare)(bench_ctx_t *c, size_t count, size_t size, int iter);
     /* ... and afterwards return the first wrong index on this rank, or -1. */
-    long (*check)(bench_ctx_t *c, size_t count, size_t size, int iter,
-                  char *what, size_t what_len);
+    long (*check)(bench_ctx_t *c, size_t count, size_t size, int iter, char *what, size_t what_len);
     /* The send / receive buffer holds one block of `size` bytes per rank
      * (reduce_scatter_block / allgather), else one block. */
     int send_np_blocks, recv_np_blocks;
@@ -347,64 +382,59 @@ static int wait_for(int rc, MPI_Request *req)
 
 static int run_bcast(bench_ctx_t *c, size_t count)
 {
-    return MPI_Bcast(c->sbuf, (int)count, c->dtype, c->root, c->comm);
+    return MPI_Bcast(c->sbuf, (int) count, c->dtype, c->root, c->comm);
 }
 
 static int run_ibcast(bench_ctx_t *c, size_t count)
 {
     MPI_Request req;
-    return wait_for(MPI_Ibcast(c->sbuf, (int)count, c->dtype, c->root, c->comm, &req), &req);
+    return wait_for(MPI_Ibcast(c->sbuf, (int) count, c->dtype, c->root, c->comm, &req), &req);
 }
 
 static int run_reduce(bench_ctx_t *c, size_t count)
 {
-    return MPI_Reduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op, c->root, c->comm);
+    return MPI_Reduce(c->sbuf, c->rbuf, (int) count, c->dtype, c->mpi_op, c->root, c->comm);
 }
 
 static int run_ireduce(bench_ctx_t *c, size_t count)
 {
     MPI_Request req;
-    return wait_for(MPI_Ireduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op, c->root,
-                                c->comm, &req), &req);
+    return wait_for(MPI_Ireduce(c->sbuf, c->rbuf, (int) count, c->dtype, c->mpi_op, c->root, c->comm, &req), &req);
 }
 
 static int run_allreduce(bench_ctx_t *c, size_t count)
 {
-    return MPI_Allreduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op, c->comm);
+    return MPI_Allreduce(c->sbuf, c->rbuf, (int) count, c->dtype, c->mpi_op, c->comm);
 }
 
 static int run_iallreduce(bench_ctx_t *c, size_t count)
 {
     MPI_Request req;
-    return wait_for(MPI_Iallreduce(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op,
-                                   c->comm, &req), &req);
+    return wait_for(MPI_Iallreduce(c->sbuf, c->rbuf, (int) count, c->dtype, c->mpi_op, c->comm, &req), &req);
 }
 
 static int run_allgather(bench_ctx_t *c, size_t count)
 {
-    return MPI_Allgather(c->sbuf, (int)count, c->dtype, c->rbuf, (int)count, c->dtype,
-                         c->comm);
+    return MPI_Allgather(c->sbuf, (int) count, c->dtype, c->rbuf, (int) count, c->dtype, c->comm);
 }
 
 static int run_iallgather(bench_ctx_t *c, size_t count)
 {
     MPI_Request req;
-    return wait_for(MPI_Iallgather(c->sbuf, (int)count, c->dtype, c->rbuf, (int)count,
-                                   c->dtype, c->comm, &req), &req);
+    return wait_for(MPI_Iallgather(c->sbuf, (int) count, c->dtype, c->rbuf, (int) count, c->dtype, c->comm, &req),
+                    &req);
 }
 
 /* count: the elements of each rank's result block (recvcount). */
 static int run_reduce_scatter_block(bench_ctx_t *c, size_t count)
 {
-    return MPI_Reduce_scatter_block(c->sbuf, c->rbuf, (int)count, c->dtype, c->mpi_op,
-                                    c->comm);
+    return MPI_Reduce_scatter_block(c->sbuf, c->rbuf, (int) count, c->dtype, c->mpi_op, c->comm);
 }
 
 static int run_ireduce_scatter_block(bench_ctx_t *c, size_t count)
 {
     MPI_Request req;
-    return wait_for(MPI_Ireduce_scatter_block(c->sbuf, c->rbuf, (int)count, c->dtype,
-                                              c->mpi_op, c->comm, &req), &req);
+    return wait_for(MPI_Ireduce_scatter_block(c->sbuf, c->rbuf, (int) count, c->dtype, c->mpi_op, c->comm, &req), &req);
 }
 
 static void prepare_bcast(bench_ctx_t *c, size_t count, size_t size, int iter)
@@ -412,8 +442,7 @@ static void prepare_bcast(bench_ctx_t *c, size_t count, size_t size, int iter)
     c->type->fill(c->sbuf, count, size, iter, c->rank == c->root ? 0 : 1);
 }
 
-static long check_bcast(bench_ctx_t *c, size_t count, size_t size, int iter,
-                        char *what, size_t what_len)
+static long check_bcast(bench_ctx_t *c, size_t count, size_t size, int iter, char *what, size_t what_len)
 {
     return c->type->check(c->sbuf, count, size, iter, what, what_len);
 }
@@ -428,8 +457,8 @@ static int64_t contribution(const bench_ctx_t *c, size_t j, size_t size, int ite
 /* sbuf: this rank's contributions to elements 0..nsend-1.  A receiver: into
  * ebuf the expected result of elements from..from+count-1, into rbuf a value
  * that differs from it at every element. */
-static void prepare_elements(bench_ctx_t *c, size_t nsend, size_t from, size_t count,
-                             size_t size, int iter, int receiver)
+static void prepare_elements(bench_ctx_t *c, size_t nsend, size_t from, size_t count, size_t size, int iter,
+                             int receiver)
 {
     const type_desc_t *t = c->type;
     for (size_t j = 0; j < nsend; j++) t->store(c->sbuf, j, contribution(c, j, size, iter));
@@ -442,23 +471,21 @@ static void prepare_elements(bench_ctx_t *c, size_t nsend, size_t from, size_t c
 
 /* A receiver: rbuf == ebuf (count elements).  Every rank: sbuf (nsend
  * elements) unchanged. */
-static long check_elements(bench_ctx_t *c, size_t nsend, size_t count, size_t size,
-                           int iter, int receiver, char *what, size_t what_len)
+static long check_elements(bench_ctx_t *c, size_t nsend, size_t count, size_t size, int iter, int receiver, char *what,
+                           size_t what_len)
 {
     const type_desc_t *t = c->type;
     for (size_t j = 0; receiver && j < count; j++) {
         if (t->load(c->rbuf, j) != t->load(c->ebuf, j)) {
-            snprintf(what, what_len, "result: expected %.17g, got %.17g",
-                     t->load(c->ebuf, j), t->load(c->rbuf, j));
-            return (long)j;
+            snprintf(what, what_len, "result: expected %.17g, got %.17g", t->load(c->ebuf, j), t->load(c->rbuf, j));
+            return (long) j;
         }
     }
     for (size_t j = 0; j < nsend; j++) {
-        double mine = (double)contribution(c, j, size, iter);
+        double mine = (double) contribution(c, j, size, iter);
         if (t->load(c->sbuf, j) != mine) {
-            snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g",
-                     mine, t->load(c->sbuf, j));
-            return (long)j;
+            snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g", mine, t->load(c->sbuf, j));
+            return (long) j;
         }
     }
     return -1;
@@ -470,71 +497,70 @@ static void prepare_reduction(bench_ctx_t *c, size_t count, size_t size, int ite
     prepare_elements(c, count, 0, count, size, iter, c->root < 0 || c->rank == c->root);
 }
 
-static long check_reduction(bench_ctx_t *c, size_t count, size_t size, int iter,
-                            char *what, size_t what_len)
+static long check_reduction(bench_ctx_t *c, size_t count, size_t size, int iter, char *what, size_t what_len)
 {
-    return check_elements(c, count, count, size, iter, c->root < 0 || c->rank == c->root,
-                          what, what_len);
+    return check_elements(c, count, count, size, iter, c->root < 0 || c->rank == c->root, what, what_len);
 }
 
 /* reduce_scatter_block: np*count elements in; rank r gets elements
  * r*count..(r+1)*count-1 of the result. */
 static void prepare_reduce_scatter_block(bench_ctx_t *c, size_t count, size_t size, int iter)
 {
-    prepare_elements(c, count * (size_t)c->nprocs, (size_t)c->rank * count, count, size,
-                     iter, 1);
+    prepare_elements(c, count * (size_t) c->nprocs, (size_t) c->rank * count, count, size, iter, 1);
 }
 
-static long check_reduce_scatter_block(bench_ctx_t *c, size_t count, size_t size, int iter,
-                                       char *what, size_t what_len)
+static long check_reduce_scatter_block(bench_ctx_t *c, size_t count, size_t size, int iter, char *what, size_t what_len)
 {
-    return check_elements(c, count * (size_t)c->nprocs, count, size, iter, 1, what,
-                          what_len);
+    return check_elements(c, count * (size_t) c->nprocs, count, size, iter, 1, what, what_len);
 }
 
 /* allgather: one pattern of np*count elements into ebuf, this rank's block r
  * (elements r*count..) into sbuf, the pattern poisoned into rbuf. */
 static void prepare_allgather(bench_ctx_t *c, size_t count, size_t size, int iter)
 {
-    size_t n = count * (size_t)c->nprocs, bytes = count * c->type->size;
+    size_t n = count * (size_t) c->nprocs, bytes = count * c->type->size;
     c->type->fill(c->ebuf, n, size, iter, 0);
-    memcpy(c->sbuf, (char *)c->ebuf + (size_t)c->rank * bytes, bytes);
+    memcpy(c->sbuf, (char *) c->ebuf + (size_t) c->rank * bytes, bytes);
     c->type->fill(c->rbuf, n, size, iter, 1);
 }
 
 /* Every element of every block of rbuf; sbuf unchanged. */
-static long check_allgather(bench_ctx_t *c, size_t count, size_t size, int iter,
-                            char *what, size_t what_len)
+static long check_allgather(bench_ctx_t *c, size_t count, size_t size, int iter, char *what, size_t what_len)
 {
     const type_desc_t *t = c->type;
     char detail[128];
-    long bad = t->check(c->rbuf, count * (size_t)c->nprocs, size, iter, detail,
-                        sizeof(detail));
+    long bad = t->check(c->rbuf, count * (size_t) c->nprocs, size, iter, detail, sizeof(detail));
     if (bad >= 0) {
-        snprintf(what, what_len, "block %ld element %ld: %s", bad / (long)count,
-                 bad % (long)count, detail);
+        snprintf(what, what_len, "block %ld element %ld: %s", bad / (long) count, bad % (long) count, detail);
         return bad;
     }
-    size_t mine = (size_t)c->rank * count;
+    size_t mine = (size_t) c->rank * count;
     for (size_t j = 0; j < count; j++) {
         if (t->load(c->sbuf, j) != t->load(c->ebuf, mine + j)) {
-            snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g",
-                     t->load(c->ebuf, mine + j), t->load(c->sbuf, j));
-            return (long)j;
+            snprintf(what, what_len, "send buffer modified: expected %.17g, got %.17g", t->load(c->ebuf, mine + j),
+                     t->load(c->sbuf, j));
+            return (long) j;
         }
     }
     return -1;
 }
 
-#define BCAST_ENTRY(NAME, HELP, BLOCKING, RUN) \
-    {NAME, HELP, BLOCKING, ROOT_SENDS, 0, "char", RUN, prepare_bcast, check_bcast, 0, 0}
-#define REDUCTION_ENTRY(NAME, HELP, BLOCKING, FLOW, RUN) \
-    {NAME, HELP, BLOCKING, FLOW, 1, "float", RUN, prepare_reduction, check_reduction, 0, 0}
-#define ALLGATHER_ENTRY(NAME, HELP, BLOCKING, RUN) \
-    {NAME, HELP, BLOCKING, NO_ROOT, 0, "char", RUN, prepare_allgather, check_allgather, 0, 1}
-#define RSB_ENTRY(NAME, HELP, BLOCKING, RUN)                                 \
-    {NAME, HELP, BLOCKING, NO_ROOT, 1, "float", RUN, prepare_reduce_scatter_block, \
-     check_reduce_scatter_block, 1, 0}
+#define BCAST_ENTRY(NAME, HELP, BLOCKING, RUN)                                             \
+    {                                                                                      \
+        NAME, HELP, BLOCKING, ROOT_SENDS, 0, "char", RUN, prepare_bcast, check_bcast, 0, 0 \
+    }
+#define REDUCTION_ENTRY(NAME, HELP, BLOCKING, FLOW, RUN)                                      \
+    {                                                                                         \
+        NAME, HELP, BLOCKING, FLOW, 1, "float", RUN, prepare_reduction, check_reduction, 0, 0 \
+    }
+#define ALLGATHER_ENTRY(NAME, HELP, BLOCKING, RUN)                                              \
+    {                                                                                           \
+        NAME, HELP, BLOCKING, NO_ROOT, 0, "char", RUN, prepare_allgather, check_allgather, 0, 1 \
+    }
+#define RSB_ENTRY(NAME, HELP, BLOCKING, RUN)                                                                           \
+    {                                                                                                                  \
+        NAME, HELP, BLOCKING, NO_ROOT, 1, "float", RUN, prepare_reduce_scatter_block, check_reduce_scatter_block, 1, 0 \
+    }
 static const coll_desc_t coll_table[] = {
     BCAST_ENTRY("bcast", "MPI_Bcast", 1, run_bcast),
     BCAST_ENTRY("ibcast", "MPI_Ibcast + MPI_Wait", 0, run_ibcast),
@@ -544,10 +570,8 @@ static const coll_desc_t coll_table[] = {
     REDUCTION_ENTRY("iallreduce", "MPI_Iallreduce + MPI_Wait", 0, NO_ROOT, run_iallreduce),
     ALLGATHER_ENTRY("allgather", "MPI_Allgather", 1, run_allgather),
     ALLGATHER_ENTRY("iallgather", "MPI_Iallgather + MPI_Wait", 0, run_iallgather),
-    RSB_ENTRY("reduce_scatter_block", "MPI_Reduce_scatter_block", 1,
-              run_reduce_scatter_block),
-    RSB_ENTRY("ireduce_scatter_block", "MPI_Ireduce_scatter_block + MPI_Wait", 0,
-              run_ireduce_scatter_block),
+    RSB_ENTRY("reduce_scatter_block", "MPI_Reduce_scatter_block", 1, run_reduce_scatter_block),
+    RSB_ENTRY("ireduce_scatter_block", "MPI_Ireduce_scatter_block + MPI_Wait", 0, run_ireduce_scatter_block),
 };
 #define NCOLLS (sizeof(coll_table) / sizeof(coll_table[0]))
 
@@ -556,15 +580,15 @@ static const coll_desc_t coll_table[] = {
 
 typedef struct {
     const coll_desc_t *coll;
-    const type_desc_t *type;   /* NULL until -T or the collective's default */
-    const op_desc_t *op;       /* NULL: no -o given */
+    const type_desc_t *type; /* NULL until -T or the collective's default */
+    const op_desc_t *op;     /* NULL: no -o given */
     size_t min_size, max_size;
     int iters_small, iters_large;   /* -i N or -i SMALL:LARGE */
     int warmup_small, warmup_large; /* -x N or -x SMALL:LARGE */
     int full;
     int validate;
     int root, root_given;
-    int thread_multiple;  /* -t: MPI_Init_thread(MPI_THREAD_MULTIPLE) */
+    int thread_multiple; /* -t: MPI_Init_thread(MPI_THREAD_MULTIPLE) */
     int help;
 } options_t;
 
@@ -573,58 +597,57 @@ typedef struct {
 static void usage(FILE *f, const char *prog)
 {
     fprintf(f,
-        "Usage: %s [options]\n"
-        "OSU-style latency benchmark for MPI collectives (times in microseconds).\n"
-        "  -k NAME        collective:", prog);
-    for (size_t i = 0; i < NCOLLS; i++)
-        fprintf(f, " %s%s", coll_table[i].name, i ? "" : " (default)");
-    fprintf(f, "\n"
-        "                 (the i* ones: post + MPI_Wait, timed together)\n"
-        "  -m [MIN:]MAX   message sizes in bytes, powers of two from MIN to MAX\n"
-        "                 (K, M, G suffixes allowed; default %d:%lu); allgather:\n"
-        "                 the bytes each rank contributes (send count; it receives\n"
-        "                 np times that), reduce_scatter_block: the bytes of each\n"
-        "                 rank's result block (recvcount; it sends np times that)\n"
-        "  -i N|S:L       timed iterations (default %d up to %d bytes, %d above;\n"
-        "                 N sets both, S:L sets small and large separately)\n"
-        "  -x N|S:L       warm-up iterations (default %d up to %d bytes, %d above)\n"
-        "  -T TYPE        datatype: char, int, float, double; the default depends on\n"
-        "                 the collective, as in OSU: char for bcast and allgather\n"
-        "                 (and their i* forms), float for the reductions (reduce,\n"
-        "                 allreduce, reduce_scatter_block, and i*); a size is skipped\n"
-        "                 if smaller than one element, count = size/extent\n"
-        "  -o OP          reduction op (reductions only): sum (default, as OSU), max,\n"
-        "                 min, prod\n"
-        "  -r ROOT        root rank of bcast/ibcast/reduce/ireduce (default 0; the\n"
-        "                 result of a reduce is only at the root)\n"
-        "  -c             validate (untimed, after every iteration; exit status 1 on\n"
-        "                 the first mismatch): bcast: the root fills a pattern that\n"
-        "                 depends on size and iteration, every rank checks every\n"
-        "                 element; reductions: every rank contributes integers that\n"
-        "                 depend on rank, element and iteration and keep the result\n"
-        "                 exact in the datatype in any order of evaluation; the root\n"
-        "                 (reduce) or every rank (allreduce; reduce_scatter_block: its\n"
-        "                 block) checks every element against the serially computed\n"
-        "                 result, and every rank checks that its send buffer is\n"
-        "                 unchanged; allgather: every rank contributes a block of one\n"
-        "                 pattern, checks every element of every block it receives\n"
-        "                 and that its send buffer is unchanged\n"
-        "  -f             full statistics: extra columns last_min_us last_p90_us\n"
-        "  -t             MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n"
-        "                 (what adapt2's progress thread needs to drive Open MPI's\n"
-        "                 progress); the header reports the level provided (thread=)\n"
-        "  -h             this help\n"
-        "Note: as in OSU, -c is validation; the collective is chosen with -k.\n"
-        "Output: '#' comment lines (the one starting '# size ' names the columns),\n"
-        "then one line per size: size avg_us min_us max_us last_us last_median_us\n"
-        "iters span_us span_median_us [last_min_us last_p90_us] (microseconds;\n"
-        "last: until the last rank holding the result has it (reduce: the root);\n"
-        "see the comment at the top of the source for their meaning).\n",
-        DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE,
-        DEFAULT_ITERS, SMALL_MSG_LIMIT, DEFAULT_ITERS_L,
-        DEFAULT_WARMUP, SMALL_MSG_LIMIT, DEFAULT_WARMUP_L);
+            "Usage: %s [options]\n"
+            "OSU-style latency benchmark for MPI collectives (times in microseconds).\n"
+            "  -k NAME        collective:",
+            prog);
+    for (size_t i = 0; i < NCOLLS; i++) fprintf(f, " %s%s", coll_table[i].name, i ? "" : " (default)");
+    fprintf(f,
+            "\n"
+            "                 (the i* ones: post + MPI_Wait, timed together)\n"
+            "  -m [MIN:]MAX   message sizes in bytes, powers of two from MIN to MAX\n"
+            "                 (K, M, G suffixes allowed; default %d:%lu); allgather:\n"
+            "                 the bytes each rank contributes (send count; it receives\n"
+            "                 np times that), reduce_scatter_block: the bytes of each\n"
+            "                 rank's result block (recvcount; it sends np times that)\n"
+            "  -i N|S:L       timed iterations (default %d up to %d bytes, %d above;\n"
+            "                 N sets both, S:L sets small and large separately)\n"
+            "  -x N|S:L       warm-up iterations (default %d up to %d bytes, %d above)\n"
+            "  -T TYPE        datatype: char, int, float, double; the default depends on\n"
+            "                 the collective, as in OSU: char for bcast and allgather\n"
+            "                 (and their i* forms), float for the reductions (reduce,\n"
+            "                 allreduce, reduce_scatter_block, and i*); a size is skipped\n"
+            "                 if smaller than one element, count = size/extent\n"
+            "  -o OP          reduction op (reductions only): sum (default, as OSU), max,\n"
+            "                 min, prod\n"
+            "  -r ROOT        root rank of bcast/ibcast/reduce/ireduce (default 0; the\n"
+            "                 result of a reduce is only at the root)\n"
+            "  -c             validate (untimed, after every iteration; exit status 1 on\n"
+            "                 the first mismatch): bcast: the root fills a pattern that\n"
+            "                 depends on size and iteration, every rank checks every\n"
+            "                 element; reductions: every rank contributes integers that\n"
+            "                 depend on rank, element and iteration and keep the result\n"
+            "                 exact in the datatype in any order of evaluation; the root\n"
+            "                 (reduce) or every rank (allreduce; reduce_scatter_block: its\n"
+            "                 block) checks every element against the serially computed\n"
+            "                 result, and every rank checks that its send buffer is\n"
+            "                 unchanged; allgather: every rank contributes a block of one\n"
+            "                 pattern, checks every element of every block it receives\n"
+            "                 and that its send buffer is unchanged\n"
+            "  -f             full statistics: extra columns last_min_us last_p90_us\n"
+            "  -t             MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n"
+            "                 (what adapt2's progress thread needs to drive Open MPI's\n"
+            "                 progress); the header reports the level provided (thread=)\n"
+            "  -h             this help\n"
+            "Note: as in OSU, -c is validation; the collective is chosen with -k.\n"
+            "Output: '#' comment lines (the one starting '# size ' names the columns),\n"
+            "then one line per size: size avg_us min_us max_us last_us last_median_us\n"
+            "iters span_us span_median_us [last_min_us last_p90_us] (microseconds;\n"
+            "last: until the last rank holding the result has it (reduce: the root);\n"
+            "see the comment at the top of the source for their meaning).\n",
+            DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE, DEFAULT_ITERS, SMALL_MSG_LIMIT, DEFAULT_ITERS_L, DEFAULT_WARMUP,
+            SMALL_MSG_LIMIT, DEFAULT_WARMUP_L);
 }
-
 
 /* "N" -> (N, N);  "S:L" -> (S, L). */
 static int parse_pair(const char *s, int min, int *small, int *large)
@@ -636,7 +659,7 @@ static int parse_pair(const char *s, int min, int *small, int *large)
         return 1;
     }
     char buf[64];
-    size_t n = (size_t)(colon - s);
+    size_t n = (size_t) (colon - s);
     if (n >= sizeof(buf)) return 0;
     memcpy(buf, s, n);
     buf[n] = '\0';
@@ -649,7 +672,7 @@ static const char *parse_sizes(const char *arg, options_t *o, char *msg, size_t 
     const char *colon = strchr(arg, ':');
     if (colon) {
         char buf[64];
-        size_t n = (size_t)(colon - arg);
+        size_t n = (size_t) (colon - arg);
         if (n >= sizeof(buf)) return "bad message size";
         memcpy(buf, arg, n);
         buf[n] = '\0';
@@ -669,11 +692,9 @@ static const char *finish_args(options_t *o, int nprocs, char *msg, size_t len)
 {
     if (o->min_size < 1 || o->max_size < 1) return "message sizes must be at least 1 byte";
     if (o->min_size > o->max_size) return "minimum message size is larger than the maximum";
-    if (o->max_size > (size_t)INT_MAX) return "maximum message size exceeds INT_MAX bytes";
-    if ((o->coll->send_np_blocks || o->coll->recv_np_blocks) &&
-        o->max_size > (size_t)INT_MAX / (size_t)nprocs) {
-        snprintf(msg, len, "%s: np * maximum message size exceeds INT_MAX bytes",
-                 o->coll->name);
+    if (o->max_size > (size_t) INT_MAX) return "maximum message size exceeds INT_MAX bytes";
+    if ((o->coll->send_np_blocks || o->coll->recv_np_blocks) && o->max_size > (size_t) INT_MAX / (size_t) nprocs) {
+        snprintf(msg, len, "%s: np * maximum message size exceeds INT_MAX bytes", o->coll->name);
         return msg;
     }
     if (o->root >= nprocs) {
@@ -761,12 +782,8 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
         case 'f': o->full = 1; break;
         case 't': o->thread_multiple = 1; break;
         case 'h': o->help = 1; return NULL;
-        case ':':
-            snprintf(msg, sizeof(msg), "option -%c needs an argument", optopt);
-            return msg;
-        default:
-            snprintf(msg, sizeof(msg), "unknown option -%c", optopt);
-            return msg;
+        case ':': snprintf(msg, sizeof(msg), "option -%c needs an argument", optopt); return msg;
+        default: snprintf(msg, sizeof(msg), "unknown option -%c", optopt); return msg;
         }
     }
     if (optind < argc) {
@@ -785,12 +802,12 @@ static double mono_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    double x = *(const double *) a, y = *(const double *) b;
     return (x > y) - (x < y);
 }
 
@@ -800,7 +817,7 @@ static double quantile_sorted(const double *v, int n, double q)
 {
     if (n <= 0) return 0.0;
     if (q == 0.5) return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    int k = (int)(q * n + 0.999999) - 1;
+    int k = (int) (q * n + 0.999999) - 1;
     if (k < 0) k = 0;
     if (k >= n) k = n - 1;
     return v[k];
@@ -808,29 +825,34 @@ static double quantile_sorted(const double *v, int n, double q)
 
 /* Per-iteration records of one size (this rank's, then reduced on rank 0). */
 typedef struct {
-    double *times;   /* time in the call (MPI_Wtime) */
-    double *tlast;   /* receivers: time in the call, others -1 (MPI_MAX) */
-    double *t_start; /* sources: CLOCK_MONOTONIC at the call, others +huge (MPI_MIN) */
-    double *t_end;   /* receivers: CLOCK_MONOTONIC at the return, others -huge (MPI_MAX) */
+    double *times;                    /* time in the call (MPI_Wtime) */
+    double *tlast;                    /* receivers: time in the call, others -1 (MPI_MAX) */
+    double *t_start;                  /* sources: CLOCK_MONOTONIC at the call, others +huge (MPI_MIN) */
+    double *t_end;                    /* receivers: CLOCK_MONOTONIC at the return, others -huge (MPI_MAX) */
     double *r_last, *r_start, *r_end; /* folded over ranks on rank 0 */
     double *all;                      /* rank 0: gathered, nprocs * n */
 } records_t;
 
 static int records_alloc(records_t *r, int n, int nprocs, int rank)
 {
-    double **per_iter[] = {&r->times, &r->tlast, &r->t_start, &r->t_end,
-                           &r->r_last, &r->r_start, &r->r_end};
+    double **per_iter[] = {&r->times, &r->tlast, &r->t_start, &r->t_end, &r->r_last, &r->r_start, &r->r_end};
     int ok = 1;
     for (size_t i = 0; i < sizeof(per_iter) / sizeof(per_iter[0]); i++)
-        ok &= (*per_iter[i] = malloc(sizeof(double) * (size_t)n)) != NULL;
-    r->all = malloc(sizeof(double) * (0 == rank ? (size_t)n * (size_t)nprocs : 1));
+        ok &= (*per_iter[i] = malloc(sizeof(double) * (size_t) n)) != NULL;
+    r->all = malloc(sizeof(double) * (0 == rank ? (size_t) n * (size_t) nprocs : 1));
     return ok && r->all;
 }
 
 static void records_free(records_t *r)
 {
-    free(r->times); free(r->tlast); free(r->t_start); free(r->t_end);
-    free(r->r_last); free(r->r_start); free(r->r_end); free(r->all);
+    free(r->times);
+    free(r->tlast);
+    free(r->t_start);
+    free(r->t_end);
+    free(r->r_last);
+    free(r->r_start);
+    free(r->r_end);
+    free(r->all);
 }
 
 static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
@@ -840,28 +862,32 @@ static void print_header(const options_t *o, const bench_ctx_t *c, int one_node)
     int len = 0;
     MPI_Get_library_version(lib, &len);
     for (int i = 0; i < len; i++)
-        if (lib[i] == '\n' || lib[i] == '\r') { lib[i] = '\0'; break; }
+        if (lib[i] == '\n' || lib[i] == '\r') {
+            lib[i] = '\0';
+            break;
+        }
     if (o->coll->flow != NO_ROOT) snprintf(root, sizeof(root), "%d", o->root);
-    printf("# adapt2_bench collective=%s np=%d root=%s type=%s op=%s validate=%d "
-           "sizes=%zu:%zu iters=%d:%d warmup=%d:%d small_limit=%d thread=%s\n",
-           o->coll->name, c->nprocs, root, o->type->name, o->op ? o->op->name : "-",
-           o->validate, o->min_size, o->max_size, o->iters_small, o->iters_large,
-           o->warmup_small, o->warmup_large, SMALL_MSG_LIMIT,
-           thread_level_name(c->thread_level));
+    printf(
+        "# adapt2_bench collective=%s np=%d root=%s type=%s op=%s validate=%d "
+        "sizes=%zu:%zu iters=%d:%d warmup=%d:%d small_limit=%d thread=%s\n",
+        o->coll->name, c->nprocs, root, o->type->name, o->op ? o->op->name : "-", o->validate, o->min_size, o->max_size,
+        o->iters_small, o->iters_large, o->warmup_small, o->warmup_large, SMALL_MSG_LIMIT,
+        thread_level_name(c->thread_level));
     printf("# library: %s\n", lib);
     if (o->thread_multiple && c->thread_level != MPI_THREAD_MULTIPLE)
         printf("# warning: -t asked for MPI_THREAD_MULTIPLE, the library provides %s\n",
                thread_level_name(c->thread_level));
     const char *recv = o->coll->flow == ROOT_RECEIVES ? "the root" : "all ranks";
     const char *src = o->coll->flow == ROOT_SENDS ? "the root's call" : "the earliest call";
-    printf("# times in microseconds; avg/min/max: per-rank mean over iterations, "
-           "then mean/min/max over ranks; last: per-iteration max over the ranks that "
-           "receive the result (%s), mean (last_us) and median (last_median_us) over "
-           "iterations; span: latest return on a receiving rank minus %s, mean and median "
-           "over iterations%s\n", recv, src,
-           one_node ? "" : " (nan: ranks on several nodes, no common clock)");
-    printf("# %-10s %12s %12s %12s %12s %14s %8s %12s %14s", "size", "avg_us", "min_us",
-           "max_us", "last_us", "last_median_us", "iters", "span_us", "span_median_us");
+    printf(
+        "# times in microseconds; avg/min/max: per-rank mean over iterations, "
+        "then mean/min/max over ranks; last: per-iteration max over the ranks that "
+        "receive the result (%s), mean (last_us) and median (last_median_us) over "
+        "iterations; span: latest return on a receiving rank minus %s, mean and median "
+        "over iterations%s\n",
+        recv, src, one_node ? "" : " (nan: ranks on several nodes, no common clock)");
+    printf("# %-10s %12s %12s %12s %12s %14s %8s %12s %14s", "size", "avg_us", "min_us", "max_us", "last_us",
+           "last_median_us", "iters", "span_us", "span_median_us");
     if (o->full) printf(" %12s %12s", "last_min_us", "last_p90_us");
     printf("\n");
     fflush(stdout);
@@ -889,14 +915,12 @@ static int any_rank(MPI_Comm comm, int nprocs, int local)
         MPI_Recv(&flag, 1, MPI_INT, r, BOOKKEEPING_TAG, comm, MPI_STATUS_IGNORE);
         any |= flag;
     }
-    for (int r = 1; r < nprocs; r++)
-        MPI_Send(&any, 1, MPI_INT, r, BOOKKEEPING_TAG, comm);
+    for (int r = 1; r < nprocs; r++) MPI_Send(&any, 1, MPI_INT, r, BOOKKEEPING_TAG, comm);
     return any;
 }
 
 /* Untimed: checks this iteration's result everywhere; 1 if any rank failed. */
-static int validate_iteration(const options_t *o, bench_ctx_t *c, size_t count,
-                              size_t size, int it, int warmup)
+static int validate_iteration(const options_t *o, bench_ctx_t *c, size_t count, size_t size, int it, int warmup)
 {
     char what[160] = "";
     long bad = o->coll->check(c, count, size, it, what, sizeof(what));
@@ -907,16 +931,15 @@ static int validate_iteration(const options_t *o, bench_ctx_t *c, size_t count,
         fprintf(stderr,
                 "VALIDATION FAILED: rank %d %s size %zu type %s%s root %s %s %d: "
                 "first bad element %ld: %s\n",
-                c->rank, o->coll->name, size, o->type->name, op, root,
-                it < 0 ? "warm-up iteration" : "iteration",
+                c->rank, o->coll->name, size, o->type->name, op, root, it < 0 ? "warm-up iteration" : "iteration",
                 it < 0 ? it + warmup : it, bad, what);
     }
     return any_rank(c->comm, c->nprocs, bad >= 0) || bad >= 0;
 }
 
 /* Runs warm-up + timed iterations of one size into rec.  1: validation failed. */
-static int measure_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size,
-                        size_t count, int iters, int warmup)
+static int measure_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size, size_t count, int iters,
+                        int warmup)
 {
     int source = is_source(o->coll, c), receiver = is_receiver(o->coll, c);
     MPI_Barrier(c->comm);
@@ -928,8 +951,7 @@ static int measure_size(const options_t *o, bench_ctx_t *c, records_t *rec, size
         double t = MPI_Wtime() - t0;
         double m1 = mono_now();
         if (MPI_SUCCESS != rc) {
-            fprintf(stderr, "rank %d: %s of %zu bytes failed (error %d)\n", c->rank,
-                    o->coll->name, size, rc);
+            fprintf(stderr, "rank %d: %s of %zu bytes failed (error %d)\n", c->rank, o->coll->name, size, rc);
             MPI_Abort(c->comm, 1);
         }
         if (o->validate && validate_iteration(o, c, count, size, it, warmup)) return 1;
@@ -946,15 +968,14 @@ static int measure_size(const options_t *o, bench_ctx_t *c, records_t *rec, size
 
 /* Gathers n doubles of every rank onto rank 0 (all: nprocs * n there) and
  * folds them elementwise into out (MPI_MAX if want_max, else MPI_MIN). */
-static void gather_fold(bench_ctx_t *c, const double *mine, double *all, int n,
-                        int want_max, double *out)
+static void gather_fold(bench_ctx_t *c, const double *mine, double *all, int n, int want_max, double *out)
 {
     MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, c->comm);
     if (0 != c->rank) return;
     for (int i = 0; i < n; i++) {
         double v = all[i];
         for (int r = 1; r < c->nprocs; r++) {
-            double x = all[(size_t)r * (size_t)n + (size_t)i];
+            double x = all[(size_t) r * (size_t) n + (size_t) i];
             v = want_max ? (x > v ? x : v) : (x < v ? x : v);
         }
         out[i] = v;
@@ -962,8 +983,7 @@ static void gather_fold(bench_ctx_t *c, const double *mine, double *all, int n,
 }
 
 /* Collects the records of one size on rank 0, which prints its line. */
-static void report_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size,
-                        int iters, int one_node)
+static void report_size(const options_t *o, bench_ctx_t *c, records_t *rec, size_t size, int iters, int one_node)
 {
     double sum = 0.0, amin = 0.0, amax = 0.0, asum = 0.0;
     for (int i = 0; i < iters; i++) sum += rec->times[i];
@@ -986,16 +1006,14 @@ static void report_size(const options_t *o, bench_ctx_t *c, records_t *rec, size
         ssum += span[i];
         lsum += last[i];
     }
-    qsort(span, (size_t)iters, sizeof(double), cmp_double);
-    qsort(last, (size_t)iters, sizeof(double), cmp_double);
+    qsort(span, (size_t) iters, sizeof(double), cmp_double);
+    qsort(last, (size_t) iters, sizeof(double), cmp_double);
     double span_mean = one_node ? 1e6 * ssum / iters : NAN;
     double span_med = one_node ? 1e6 * quantile_sorted(span, iters, 0.5) : NAN;
-    printf("  %-10zu %12.2f %12.2f %12.2f %12.2f %14.2f %8d", size,
-           1e6 * asum / c->nprocs, 1e6 * amin, 1e6 * amax, 1e6 * lsum / iters,
-           1e6 * quantile_sorted(last, iters, 0.5), iters);
+    printf("  %-10zu %12.2f %12.2f %12.2f %12.2f %14.2f %8d", size, 1e6 * asum / c->nprocs, 1e6 * amin, 1e6 * amax,
+           1e6 * lsum / iters, 1e6 * quantile_sorted(last, iters, 0.5), iters);
     printf(" %12.2f %14.2f", span_mean, span_med);
-    if (o->full)
-        printf(" %12.2f %12.2f", 1e6 * last[0], 1e6 * quantile_sorted(last, iters, 0.9));
+    if (o->full) printf(" %12.2f %12.2f", 1e6 * last[0], 1e6 * quantile_sorted(last, iters, 0.9));
     printf("\n");
     fflush(stdout);
 }
@@ -1017,8 +1035,7 @@ static int run_sizes(const options_t *o, bench_ctx_t *c, records_t *rec, int one
     for (size_t size = o->min_size; size <= o->max_size; size *= 2) {
         size_t count = size / o->type->size;
         if (0 == count) {
-            if (0 == c->rank)
-                printf("# skipped size %zu: smaller than one %s\n", size, o->type->name);
+            if (0 == c->rank) printf("# skipped size %zu: smaller than one %s\n", size, o->type->name);
         } else {
             int small = size <= SMALL_MSG_LIMIT;
             int iters = small ? o->iters_small : o->iters_large;
@@ -1062,12 +1079,12 @@ int main(int argc, char **argv)
 
     int max_iters = o.iters_small > o.iters_large ? o.iters_small : o.iters_large;
     /* allgather receives, reduce_scatter_block sends, np blocks of max_size */
-    size_t sbytes = o.max_size * (o.coll->send_np_blocks ? (size_t)nprocs : 1);
-    size_t rbytes = o.max_size * (o.coll->recv_np_blocks ? (size_t)nprocs : 1);
+    size_t sbytes = o.max_size * (o.coll->send_np_blocks ? (size_t) nprocs : 1);
+    size_t rbytes = o.max_size * (o.coll->recv_np_blocks ? (size_t) nprocs : 1);
     records_t rec;
     memset(&rec, 0, sizeof(rec));
-    if (!records_alloc(&rec, max_iters, nprocs, rank) ||
-        posix_memalign(&c.sbuf, 4096, sbytes) || posix_memalign(&c.rbuf, 4096, rbytes) ||
+    if (!records_alloc(&rec, max_iters, nprocs, rank) || posix_memalign(&c.sbuf, 4096, sbytes) ||
+        posix_memalign(&c.rbuf, 4096, rbytes) ||
         (o.validate && posix_memalign(&c.ebuf, 4096, sbytes > rbytes ? sbytes : rbytes))) {
         fprintf(stderr, "rank %d: out of memory (max size %zu)\n", rank, o.max_size);
         MPI_Abort(MPI_COMM_WORLD, 1);

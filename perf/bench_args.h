@@ -18,12 +18,12 @@
 static inline int parse_size(const char *s, size_t *out)
 {
     char *end;
-    if (!*s || !isdigit((unsigned char)*s)) return 0;
+    if (!*s || !isdigit((unsigned char) *s)) return 0;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10), mult = 1;
     if (errno) return 0;
     if (*end) {
-        switch (toupper((unsigned char)*end)) {
+        switch (toupper((unsigned char) *end)) {
         case 'K': mult = 1ULL << 10; break;
         case 'M': mult = 1ULL << 20; break;
         case 'G': mult = 1ULL << 30; break;
@@ -35,7 +35,7 @@ static inline int parse_size(const char *s, size_t *out)
         if (*end) return 0;
     }
     if (v > ULLONG_MAX / mult) return 0;
-    *out = (size_t)(v * mult);
+    *out = (size_t) (v * mult);
     return 1;
 }
 
@@ -47,7 +47,7 @@ static inline int parse_int(const char *s, int min, int *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || *end || v < min || v > INT_MAX) return 0;
-    *out = (int)v;
+    *out = (int) v;
     return 1;
 }
 

@@ -92,20 +92,26 @@ static void *dev_alloc(size_t bytes)
 
 static void dev_free(void *p)
 {
-    if (cu.mock) free(p);
-    else cu.mem_free((CUdeviceptr) (uintptr_t) p);
+    if (cu.mock)
+        free(p);
+    else
+        cu.mem_free((CUdeviceptr) (uintptr_t) p);
 }
 
 static void to_device(void *dst, const void *src, size_t bytes)
 {
-    if (cu.mock) memcpy(dst, src, bytes);
-    else check_cu(cu.htod((CUdeviceptr) (uintptr_t) dst, src, bytes), "cuMemcpyHtoD");
+    if (cu.mock)
+        memcpy(dst, src, bytes);
+    else
+        check_cu(cu.htod((CUdeviceptr) (uintptr_t) dst, src, bytes), "cuMemcpyHtoD");
 }
 
 static void to_host(void *dst, const void *src, size_t bytes)
 {
-    if (cu.mock) memcpy(dst, src, bytes);
-    else check_cu(cu.dtoh(dst, (CUdeviceptr) (uintptr_t) src, bytes), "cuMemcpyDtoH");
+    if (cu.mock)
+        memcpy(dst, src, bytes);
+    else
+        check_cu(cu.dtoh(dst, (CUdeviceptr) (uintptr_t) src, bytes), "cuMemcpyDtoH");
 }
 
 /* ---- one benchmark case ---- */
@@ -113,13 +119,19 @@ enum coll { BCAST, REDUCE, ALLREDUCE };
 static const char *coll_name[] = {"bcast", "reduce", "allreduce"};
 static int rank, size;
 
-static float value(int r, size_t i) { return (float) ((r + 1) * (int) (i % 17)); }
+static float value(int r, size_t i)
+{
+    return (float) ((r + 1) * (int) (i % 17));
+}
 
 static void run(enum coll c, float *in, float *out, size_t n)
 {
-    if (c == BCAST) MPI_Bcast(in, (int) n, MPI_FLOAT, 0, MPI_COMM_WORLD);
-    else if (c == REDUCE) MPI_Reduce(in, out, (int) n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-    else MPI_Allreduce(in, out, (int) n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (c == BCAST)
+        MPI_Bcast(in, (int) n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    else if (c == REDUCE)
+        MPI_Reduce(in, out, (int) n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+        MPI_Allreduce(in, out, (int) n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 
 /* One collective on the device buffers: adapt2 directly, or staged whole
@@ -134,8 +146,10 @@ static double one(enum coll c, int staged, float *d_in, float *d_out, float *h_i
     } else {
         if (c != BCAST || rank == 0) to_host(h_in, d_in, bytes);
         run(c, h_in, h_out, n);
-        if (c == BCAST) to_device(d_in, h_in, bytes);
-        else if (c == ALLREDUCE || rank == 0) to_device(d_out, h_out, bytes);
+        if (c == BCAST)
+            to_device(d_in, h_in, bytes);
+        else if (c == ALLREDUCE || rank == 0)
+            to_device(d_out, h_out, bytes);
     }
     t = MPI_Wtime() - t;
     double slowest;
@@ -150,8 +164,10 @@ static long check(enum coll c, float *d_in, float *d_out, float *h_check, size_t
     long bad = 0;
     for (size_t i = 0; i < n; ++i) {
         float want = 0;
-        if (c == BCAST) want = value(0, i);
-        else for (int r = 0; r < size; ++r) want += value(r, i);
+        if (c == BCAST)
+            want = value(0, i);
+        else
+            for (int r = 0; r < size; ++r) want += value(r, i);
         if (h_check[i] != want && bad++ < 3)
             fprintf(stderr, "rank %d %s element %zu: %g, expected %g\n", rank, coll_name[c], i, h_check[i], want);
     }
@@ -169,7 +185,7 @@ static double measure(enum coll c, int staged, size_t n, int iters, float **bufs
 {
     double *t = malloc((size_t) iters * sizeof *t);
     float *d_in = bufs[0], *d_out = bufs[1], *h_in = bufs[2], *h_out = bufs[3], *h_check = bufs[4];
-    for (int it = -1; it < iters; ++it) {  /* -1: warm-up */
+    for (int it = -1; it < iters; ++it) { /* -1: warm-up */
         for (size_t i = 0; i < n; ++i) h_check[i] = c == BCAST && rank != 0 ? 0 : value(rank, i);
         to_device(d_in, h_check, n * sizeof(float));
         double s = one(c, staged, d_in, d_out, h_in, h_out, n);
@@ -211,7 +227,9 @@ int main(int argc, char **argv)
             *colon = 0;
             if (!parse_size(optarg, &min) || !parse_size(colon + 1, &max) || min < 4 || max < min) die("-s MIN:MAX");
             break;
-        case 'i': if (!parse_int(optarg, 1, &iters)) die("-i ITERS (>= 1)"); break;
+        case 'i':
+            if (!parse_int(optarg, 1, &iters)) die("-i ITERS (>= 1)");
+            break;
         case 'c': parse_collectives(optarg, which); break;
         default: die("usage: device_bench [-m] [-s MIN:MAX] [-i ITERS] [-c bcast,reduce,allreduce]");
         }
@@ -222,7 +240,8 @@ int main(int argc, char **argv)
     if (!bufs[2] || !bufs[3] || !bufs[4]) die("out of host memory");
     if (rank == 0) {
         printf("# %d ranks, %s; median of %d iterations of the slowest rank, float sum\n", size,
-               cu.mock ? "MOCK device (host memory: checks the program, measures nothing)" : "CUDA device buffers", iters);
+               cu.mock ? "MOCK device (host memory: checks the program, measures nothing)" : "CUDA device buffers",
+               iters);
         printf("%-10s %12s %14s %16s %8s\n", "collective", "bytes", "adapt2_us", "host_staged_us", "ratio");
     }
     long bad = 0;

@@ -29,9 +29,9 @@ static uint64_t mix64(uint64_t x) /* splitmix64 finalizer */
 /* Uniform in [0, 1) for (seed, rank, iteration, stream). */
 static double uniform(uint64_t seed, int rank, long iter, int stream)
 {
-    uint64_t h = mix64(seed ^ mix64((uint64_t)(uint32_t)rank * UINT64_C(0x100000001b3) ^
-                                    mix64((uint64_t)iter * 4u + (uint64_t)stream)));
-    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+    uint64_t h = mix64(seed ^ mix64((uint64_t) (uint32_t) rank * UINT64_C(0x100000001b3) ^
+                                    mix64((uint64_t) iter * 4u + (uint64_t) stream)));
+    return (double) (h >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -54,14 +54,18 @@ static void defaults(noise_spec_t *s, noise_mode_t mode)
 static int parse_duration(const char *v, double *us)
 {
     char *end;
-    if (!*v || (!isdigit((unsigned char)*v) && *v != '.')) return 0;
+    if (!*v || (!isdigit((unsigned char) *v) && *v != '.')) return 0;
     errno = 0;
     double x = strtod(v, &end);
     if (errno || !isfinite(x) || x < 0) return 0;
-    if (!*end || !strcmp(end, "us")) *us = x;
-    else if (!strcmp(end, "ms")) *us = x * 1e3;
-    else if (!strcmp(end, "s")) *us = x * 1e6;
-    else return 0;
+    if (!*end || !strcmp(end, "us"))
+        *us = x;
+    else if (!strcmp(end, "ms"))
+        *us = x * 1e3;
+    else if (!strcmp(end, "s"))
+        *us = x * 1e6;
+    else
+        return 0;
     return 1;
 }
 
@@ -88,23 +92,26 @@ static int parse_ranks(const char *v, noise_spec_t *s)
     const char *p = v;
     for (;;) {
         char *end;
-        if (!isdigit((unsigned char)*p)) return 0;
+        if (!isdigit((unsigned char) *p)) return 0;
         errno = 0;
         long r = strtol(p, &end, 10);
         if (errno || r < 0 || r > 1 << 24 || s->nlist >= NOISE_MAX_LIST) return 0;
-        s->list[s->nlist++] = (int)r;
+        s->list[s->nlist++] = (int) r;
         if (!*end) return 1;
         if (*end != '+') return 0;
         p = end + 1;
     }
 }
 
-static int set_key(noise_spec_t *s, const char *k, const char *v, int *have_ranks,
-                   char *err, size_t errlen)
+static int set_key(noise_spec_t *s, const char *k, const char *v, int *have_ranks, char *err, size_t errlen)
 {
     int periodic = s->mode == NOISE_PERIODIC;
     double x;
-#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define BAD(...)                            \
+    do {                                    \
+        snprintf(err, errlen, __VA_ARGS__); \
+        return -1;                          \
+    } while (0)
     if (!strcmp(k, "p") && !periodic) {
         if (!parse_double(v, &x) || x < 0 || x > 1) BAD("p=%s: want a probability in [0,1]", v);
         s->p = x;
@@ -112,10 +119,14 @@ static int set_key(noise_spec_t *s, const char *k, const char *v, int *have_rank
         if (!parse_duration(v, &x) || x <= 0) BAD("d=%s: want a positive duration (us, ms, s)", v);
         s->d_us = x;
     } else if (!strcmp(k, "dist") && !periodic) {
-        if (!strcmp(v, "fixed")) s->dist = NOISE_FIXED;
-        else if (!strcmp(v, "exp")) s->dist = NOISE_EXP;
-        else if (!strcmp(v, "pareto")) s->dist = NOISE_PARETO;
-        else BAD("dist=%s: want fixed, exp or pareto", v);
+        if (!strcmp(v, "fixed"))
+            s->dist = NOISE_FIXED;
+        else if (!strcmp(v, "exp"))
+            s->dist = NOISE_EXP;
+        else if (!strcmp(v, "pareto"))
+            s->dist = NOISE_PARETO;
+        else
+            BAD("dist=%s: want fixed, exp or pareto", v);
     } else if (!strcmp(k, "alpha") && !periodic) {
         if (!parse_double(v, &x) || x <= 0) BAD("alpha=%s: want a positive number", v);
         s->alpha = x;
@@ -126,13 +137,15 @@ static int set_key(noise_spec_t *s, const char *k, const char *v, int *have_rank
         if (!parse_duration(v, &x) || x <= 0) BAD("every=%s: want a positive duration", v);
         s->every_us = x;
     } else if (!strcmp(k, "phase") && periodic) {
-        if (!strcmp(v, "rand")) s->phase_same = 0;
-        else if (!strcmp(v, "same")) s->phase_same = 1;
-        else BAD("phase=%s: want rand or same", v);
+        if (!strcmp(v, "rand"))
+            s->phase_same = 0;
+        else if (!strcmp(v, "same"))
+            s->phase_same = 1;
+        else
+            BAD("phase=%s: want rand or same", v);
     } else if (!strcmp(k, "ranks")) {
         if (*have_ranks) BAD("ranks= and frac= given twice or together");
-        if (!parse_ranks(v, s)) BAD("ranks=%s: want all, R or R+R+... (at most %d)", v,
-                                    NOISE_MAX_LIST);
+        if (!parse_ranks(v, s)) BAD("ranks=%s: want all, R or R+R+... (at most %d)", v, NOISE_MAX_LIST);
         *have_ranks = 1;
     } else if (!strcmp(k, "frac")) {
         if (*have_ranks) BAD("ranks= and frac= given twice or together");
@@ -141,9 +154,12 @@ static int set_key(noise_spec_t *s, const char *k, const char *v, int *have_rank
         s->frac = x;
         *have_ranks = 1;
     } else if (!strcmp(k, "how")) {
-        if (!strcmp(v, "sleep")) s->spin = 0;
-        else if (!strcmp(v, "spin")) s->spin = 1;
-        else BAD("how=%s: want sleep or spin", v);
+        if (!strcmp(v, "sleep"))
+            s->spin = 0;
+        else if (!strcmp(v, "spin"))
+            s->spin = 1;
+        else
+            BAD("how=%s: want sleep or spin", v);
     } else {
         BAD("unknown key '%s' for %s noise", k, periodic ? "periodic" : "random");
     }
@@ -162,11 +178,13 @@ int noise_parse(const char *spec, noise_spec_t *out, char *err, size_t errlen)
     }
     const char *colon = strchr(spec, ':'), *eq = strchr(spec, '=');
     if (colon && (!eq || colon < eq)) { /* a MODE: prefix */
-        size_t n = (size_t)(colon - spec);
-        if (n == 8 && !strncmp(spec, "periodic", 8)) defaults(out, NOISE_PERIODIC);
-        else if (n == 6 && !strncmp(spec, "random", 6)) defaults(out, NOISE_RANDOM);
+        size_t n = (size_t) (colon - spec);
+        if (n == 8 && !strncmp(spec, "periodic", 8))
+            defaults(out, NOISE_PERIODIC);
+        else if (n == 6 && !strncmp(spec, "random", 6))
+            defaults(out, NOISE_RANDOM);
         else {
-            snprintf(err, errlen, "unknown noise mode '%.*s' (random or periodic)", (int)n, spec);
+            snprintf(err, errlen, "unknown noise mode '%.*s' (random or periodic)", (int) n, spec);
             return -1;
         }
         body = colon + 1;
@@ -198,8 +216,10 @@ int noise_parse(const char *spec, noise_spec_t *out, char *err, size_t errlen)
 
 static void fmt_dur(double us, char *b, size_t n)
 {
-    if (us >= 1e3 && fmod(us, 1e3) == 0.0) snprintf(b, n, "%gms", us / 1e3);
-    else snprintf(b, n, "%gus", us);
+    if (us >= 1e3 && fmod(us, 1e3) == 0.0)
+        snprintf(b, n, "%gms", us / 1e3);
+    else
+        snprintf(b, n, "%gus", us);
 }
 
 void noise_format(const noise_spec_t *s, char *buf, size_t len)
@@ -210,17 +230,17 @@ void noise_format(const noise_spec_t *s, char *buf, size_t len)
         return;
     }
     if (s->ranks == NOISE_RANKS_LIST) {
-        size_t o = (size_t)snprintf(ranks, sizeof(ranks), "ranks=");
+        size_t o = (size_t) snprintf(ranks, sizeof(ranks), "ranks=");
         for (int i = 0; i < s->nlist; i++)
-            o += (size_t)snprintf(ranks + o, sizeof(ranks) - o, "%s%d", i ? "+" : "", s->list[i]);
+            o += (size_t) snprintf(ranks + o, sizeof(ranks) - o, "%s%d", i ? "+" : "", s->list[i]);
     } else if (s->ranks == NOISE_RANKS_FRAC) {
         snprintf(ranks, sizeof(ranks), "frac=%g", s->frac);
     }
     fmt_dur(s->d_us, d, sizeof(d));
     if (s->mode == NOISE_PERIODIC) {
         fmt_dur(s->every_us, x, sizeof(x));
-        snprintf(buf, len, "periodic:d=%s,every=%s,phase=%s,%s,how=%s", d, x,
-                 s->phase_same ? "same" : "rand", ranks, s->spin ? "spin" : "sleep");
+        snprintf(buf, len, "periodic:d=%s,every=%s,phase=%s,%s,how=%s", d, x, s->phase_same ? "same" : "rand", ranks,
+                 s->spin ? "spin" : "sleep");
     } else {
         static const char *names[] = {"fixed", "exp", "pareto"};
         char cap[64] = "";
@@ -228,10 +248,11 @@ void noise_format(const noise_spec_t *s, char *buf, size_t len)
             fmt_dur(s->cap_us, x, sizeof(x));
             if (s->dist == NOISE_PARETO)
                 snprintf(cap, sizeof(cap), ",alpha=%g,cap=%s", s->alpha, x);
-            else snprintf(cap, sizeof(cap), ",cap=%s", x);
+            else
+                snprintf(cap, sizeof(cap), ",cap=%s", x);
         }
-        snprintf(buf, len, "random:p=%g,d=%s,dist=%s%s,%s,how=%s", s->p, d,
-                 names[s->dist], cap, ranks, s->spin ? "spin" : "sleep");
+        snprintf(buf, len, "random:p=%g,d=%s,dist=%s%s,%s,how=%s", s->p, d, names[s->dist], cap, ranks,
+                 s->spin ? "spin" : "sleep");
     }
 }
 
@@ -259,7 +280,7 @@ int noise_rank_is_noisy(const noise_spec_t *s, uint64_t seed, int rank, int npro
         return 0;
     }
     /* frac: the k ranks with the smallest keys (ties broken by rank) */
-    int k = (int)floor(s->frac * nprocs + 0.5);
+    int k = (int) floor(s->frac * nprocs + 0.5);
     if (k < 1) k = 1;
     if (k > nprocs) k = nprocs;
     double mine = uniform(seed, rank, -1, 3);
@@ -271,8 +292,7 @@ int noise_rank_is_noisy(const noise_spec_t *s, uint64_t seed, int rank, int npro
     return below < k;
 }
 
-void noise_setup(noise_state_t *st, const noise_spec_t *spec, uint64_t seed, int rank,
-                 int nprocs, double origin)
+void noise_setup(noise_state_t *st, const noise_spec_t *spec, uint64_t seed, int rank, int nprocs, double origin)
 {
     memset(st, 0, sizeof(*st));
     st->spec = *spec;
@@ -308,25 +328,30 @@ double noise_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
 void noise_wait_until(double deadline, int spin)
 {
     if (spin) {
-        while (noise_now() < deadline) { /* busy */ }
+        while (noise_now() < deadline) { /* busy */
+        }
         return;
     }
     struct timespec ts;
-    ts.tv_sec = (time_t)deadline;
-    ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    ts.tv_sec = (time_t) deadline;
+    ts.tv_nsec = (long) ((deadline - (double) ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
     if (ts.tv_nsec < 0) ts.tv_nsec = 0;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) { }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
 }
 
-double noise_work(noise_state_t *st, long iter, double compute_us, int spin_compute,
-                  noise_poll_fn poll, void *poll_arg, double poll_us)
+double noise_work(noise_state_t *st, long iter, double compute_us, int spin_compute, noise_poll_fn poll, void *poll_arg,
+                  double poll_us)
 {
     double t0 = noise_now();
     double end_compute = t0 + 1e-6 * compute_us;

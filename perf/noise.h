@@ -70,17 +70,17 @@ typedef enum { NOISE_RANKS_ALL, NOISE_RANKS_LIST, NOISE_RANKS_FRAC } noise_ranks
 
 typedef struct {
     noise_mode_t mode;
-    double p;              /* random: probability per iteration */
-    double d_us;           /* duration (fixed), mean (exp), scale (pareto), periodic event */
+    double p;    /* random: probability per iteration */
+    double d_us; /* duration (fixed), mean (exp), scale (pareto), periodic event */
     noise_dist_t dist;
-    double alpha;          /* pareto shape */
-    double cap_us;         /* exp/pareto cap; 0: 20*d */
-    double every_us;       /* periodic: period */
-    int phase_same;        /* periodic: phase 0 everywhere */
+    double alpha;    /* pareto shape */
+    double cap_us;   /* exp/pareto cap; 0: 20*d */
+    double every_us; /* periodic: period */
+    int phase_same;  /* periodic: phase 0 everywhere */
     noise_ranks_t ranks;
     int list[NOISE_MAX_LIST], nlist;
     double frac;
-    int spin;              /* noise spins instead of sleeping */
+    int spin; /* noise spins instead of sleeping */
 } noise_spec_t;
 
 /* Per-rank state of one noisy (or clean) loop. */
@@ -88,12 +88,12 @@ typedef struct {
     noise_spec_t spec;
     uint64_t seed;
     int rank, nprocs;
-    int noisy;             /* this rank gets noise */
-    double phase_us;       /* periodic: first event due at loop start + phase */
-    double next_due;       /* periodic: absolute time (s) of the next event */
-    double origin;         /* the loop's start (s, CLOCK_MONOTONIC) */
-    double total_us;       /* noise injected so far */
-    long events;           /* events injected so far */
+    int noisy;       /* this rank gets noise */
+    double phase_us; /* periodic: first event due at loop start + phase */
+    double next_due; /* periodic: absolute time (s) of the next event */
+    double origin;   /* the loop's start (s, CLOCK_MONOTONIC) */
+    double total_us; /* noise injected so far */
+    long events;     /* events injected so far */
 } noise_state_t;
 
 /* Parses SPEC.  0 on success; otherwise -1 and a message in err. */
@@ -109,8 +109,7 @@ int noise_check_ranks(const noise_spec_t *spec, int nprocs, char *err, size_t er
 int noise_rank_is_noisy(const noise_spec_t *spec, uint64_t seed, int rank, int nprocs);
 
 /* Prepares the state of one loop on `rank`; origin: the loop's start time. */
-void noise_setup(noise_state_t *st, const noise_spec_t *spec, uint64_t seed, int rank,
-                 int nprocs, double origin);
+void noise_setup(noise_state_t *st, const noise_spec_t *spec, uint64_t seed, int rank, int nprocs, double origin);
 
 /* The nominal duration (us) of the random event of iteration `iter` on this
  * rank (0: none); a pure function of (spec, seed, rank, iter). */
@@ -123,8 +122,8 @@ typedef void (*noise_poll_fn)(void *arg);
 /* One iteration's work: computes for compute_us (spin_compute: busy loop,
  * otherwise sleep; poll called every poll_us during the compute if given),
  * then injects this iteration's noise.  Returns the noise injected (us). */
-double noise_work(noise_state_t *st, long iter, double compute_us, int spin_compute,
-                  noise_poll_fn poll, void *poll_arg, double poll_us);
+double noise_work(noise_state_t *st, long iter, double compute_us, int spin_compute, noise_poll_fn poll, void *poll_arg,
+                  double poll_us);
 
 /* CLOCK_MONOTONIC in seconds. */
 double noise_now(void);

@@ -91,12 +91,12 @@
 
 #include "noise.h"
 
-#define DEFAULT_ITERS    200
-#define DEFAULT_WARMUP   10
-#define DEFAULT_SIZE     (1UL << 20)
-#define DEFAULT_COMPUTE  2000.0       /* us */
-#define DEFAULT_NOISE    "p=0.1,d=5ms"
-#define DEFAULT_SEED     1
+#define DEFAULT_ITERS 200
+#define DEFAULT_WARMUP 10
+#define DEFAULT_SIZE (1UL << 20)
+#define DEFAULT_COMPUTE 2000.0 /* us */
+#define DEFAULT_NOISE "p=0.1,d=5ms"
+#define DEFAULT_SEED 1
 
 /* ------------------------------------------------------------------------ */
 /* datatypes                                                                 */
@@ -109,18 +109,36 @@ typedef struct {
     int (*load)(const void *, size_t);
 } type_desc_t;
 
-#define DEFINE_TYPE(NAME, CTYPE)                                                   \
-    static MPI_Datatype t_##NAME(void);                                            \
-    static void store_##NAME(void *b, size_t j, int v) { ((CTYPE *)b)[j] = (CTYPE)v; } \
-    static int load_##NAME(const void *b, size_t j) { return (int)((const CTYPE *)b)[j]; }
+#define DEFINE_TYPE(NAME, CTYPE)                       \
+    static MPI_Datatype t_##NAME(void);                \
+    static void store_##NAME(void *b, size_t j, int v) \
+    {                                                  \
+        ((CTYPE *) b)[j] = (CTYPE) v;                  \
+    }                                                  \
+    static int load_##NAME(const void *b, size_t j)    \
+    {                                                  \
+        return (int) ((const CTYPE *) b)[j];           \
+    }
 DEFINE_TYPE(char, char)
 DEFINE_TYPE(int, int)
 DEFINE_TYPE(float, float)
 DEFINE_TYPE(double, double)
-static MPI_Datatype t_char(void) { return MPI_CHAR; }
-static MPI_Datatype t_int(void) { return MPI_INT; }
-static MPI_Datatype t_float(void) { return MPI_FLOAT; }
-static MPI_Datatype t_double(void) { return MPI_DOUBLE; }
+static MPI_Datatype t_char(void)
+{
+    return MPI_CHAR;
+}
+static MPI_Datatype t_int(void)
+{
+    return MPI_INT;
+}
+static MPI_Datatype t_float(void)
+{
+    return MPI_FLOAT;
+}
+static MPI_Datatype t_double(void)
+{
+    return MPI_DOUBLE;
+}
 
 static const type_desc_t type_table[] = {
     {"char", t_char, sizeof(char), store_char, load_char},
@@ -142,14 +160,14 @@ static const type_desc_t *find_type(const char *name)
  * (char: up to 127 ranks).  Poison: a value the check never expects. */
 static int bcast_value(size_t j, long key)
 {
-    return (int)(((uint64_t)j * 2654435761u + (uint64_t)key * 977u + 17u) % 100u);
+    return (int) (((uint64_t) j * 2654435761u + (uint64_t) key * 977u + 17u) % 100u);
 }
 
 static int contribution(size_t j, long key, int r)
 {
-    uint64_t h = (uint64_t)j * 0x9e3779b1u + (uint64_t)key * 40503u + (uint64_t)r * 7919u;
+    uint64_t h = (uint64_t) j * 0x9e3779b1u + (uint64_t) key * 40503u + (uint64_t) r * 7919u;
     h ^= h >> 13;
-    return (int)(h % 3u) - 1;
+    return (int) (h % 3u) - 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -164,7 +182,7 @@ typedef struct {
     MPI_Datatype dtype;
     size_t count;
     void *sbuf, *rbuf;
-    int thread_level;  /* provided by MPI_Init[_thread] */
+    int thread_level; /* provided by MPI_Init[_thread] */
 } ctx_t;
 
 typedef struct {
@@ -178,30 +196,30 @@ typedef struct {
 
 static int c_bcast(ctx_t *c, MPI_Request *r)
 {
-    (void)r;
-    return MPI_Bcast(c->sbuf, (int)c->count, c->dtype, c->root, c->comm);
+    (void) r;
+    return MPI_Bcast(c->sbuf, (int) c->count, c->dtype, c->root, c->comm);
 }
 static int c_ibcast(ctx_t *c, MPI_Request *r)
 {
-    return MPI_Ibcast(c->sbuf, (int)c->count, c->dtype, c->root, c->comm, r);
+    return MPI_Ibcast(c->sbuf, (int) c->count, c->dtype, c->root, c->comm, r);
 }
 static int c_reduce(ctx_t *c, MPI_Request *r)
 {
-    (void)r;
-    return MPI_Reduce(c->sbuf, c->rbuf, (int)c->count, c->dtype, MPI_SUM, c->root, c->comm);
+    (void) r;
+    return MPI_Reduce(c->sbuf, c->rbuf, (int) c->count, c->dtype, MPI_SUM, c->root, c->comm);
 }
 static int c_ireduce(ctx_t *c, MPI_Request *r)
 {
-    return MPI_Ireduce(c->sbuf, c->rbuf, (int)c->count, c->dtype, MPI_SUM, c->root, c->comm, r);
+    return MPI_Ireduce(c->sbuf, c->rbuf, (int) c->count, c->dtype, MPI_SUM, c->root, c->comm, r);
 }
 static int c_allreduce(ctx_t *c, MPI_Request *r)
 {
-    (void)r;
-    return MPI_Allreduce(c->sbuf, c->rbuf, (int)c->count, c->dtype, MPI_SUM, c->comm);
+    (void) r;
+    return MPI_Allreduce(c->sbuf, c->rbuf, (int) c->count, c->dtype, MPI_SUM, c->comm);
 }
 static int c_iallreduce(ctx_t *c, MPI_Request *r)
 {
-    return MPI_Iallreduce(c->sbuf, c->rbuf, (int)c->count, c->dtype, MPI_SUM, c->comm, r);
+    return MPI_Iallreduce(c->sbuf, c->rbuf, (int) c->count, c->dtype, MPI_SUM, c->comm, r);
 }
 
 static const coll_desc_t coll_table[] = {
@@ -225,14 +243,13 @@ static void prepare(const coll_desc_t *d, ctx_t *c, long key)
     const type_desc_t *t = c->type;
     if (d->flow == ROOT_SENDS) {
         int root = c->rank == c->root;
-        for (size_t j = 0; j < c->count; j++)
-            t->store(c->sbuf, j, root ? bcast_value(j, key) : 100 + (int)(j % 7));
+        for (size_t j = 0; j < c->count; j++) t->store(c->sbuf, j, root ? bcast_value(j, key) : 100 + (int) (j % 7));
         return;
     }
     int recv = is_receiver(d, c);
     for (size_t j = 0; j < c->count; j++) {
         t->store(c->sbuf, j, contribution(j, key, c->rank));
-        if (recv) t->store(c->rbuf, j, 100 + (int)(j % 7));
+        if (recv) t->store(c->rbuf, j, 100 + (int) (j % 7));
     }
 }
 
@@ -245,7 +262,7 @@ static long check(const coll_desc_t *d, ctx_t *c, long key, char *what, size_t l
             int want = bcast_value(j, key), got = t->load(c->sbuf, j);
             if (got != want) {
                 snprintf(what, len, "expected %d, got %d", want, got);
-                return (long)j;
+                return (long) j;
             }
         }
         return -1;
@@ -255,7 +272,7 @@ static long check(const coll_desc_t *d, ctx_t *c, long key, char *what, size_t l
         int mine = contribution(j, key, c->rank), got = t->load(c->sbuf, j);
         if (got != mine) {
             snprintf(what, len, "send buffer modified: expected %d, got %d", mine, got);
-            return (long)j;
+            return (long) j;
         }
         if (!recv) continue;
         int want = 0;
@@ -263,7 +280,7 @@ static long check(const coll_desc_t *d, ctx_t *c, long key, char *what, size_t l
         got = t->load(c->rbuf, j);
         if (got != want) {
             snprintf(what, len, "result: expected %d, got %d", want, got);
-            return (long)j;
+            return (long) j;
         }
     }
     return -1;
@@ -283,9 +300,9 @@ typedef struct {
     const char *noise_text;
     noise_spec_t noise;
     unsigned long long seed;
-    int validate;  /* 0, 1: after each loop, 2: every iteration */
-    int quiet;     /* no per-rank table */
-    int thread_multiple;  /* -t: MPI_Init_thread(MPI_THREAD_MULTIPLE) */
+    int validate;        /* 0, 1: after each loop, 2: every iteration */
+    int quiet;           /* no per-rank table */
+    int thread_multiple; /* -t: MPI_Init_thread(MPI_THREAD_MULTIPLE) */
     int help;
 } options_t;
 
@@ -294,52 +311,51 @@ typedef struct {
 static void usage(FILE *f, const char *prog)
 {
     fprintf(f,
-        "Usage: %s [options]\n"
-        "Noise absorption: N iterations of (work; collective), or (post; work; wait) for\n"
-        "the non-blocking ones, with no barrier in the loop; work = compute + injected\n"
-        "noise.  Runs the loop without noise, then with noise (same seed), and reports\n"
-        "amplification = (mean T_noisy - mean T_clean) / mean noise injected per rank\n"
-        "(1: each rank's noise costs only that rank) and sync_bound (what a lock-step\n"
-        "collective would cost, from the noise actually injected).\n"
-        "  -k NAME      collective:", prog);
-    for (size_t i = 0; i < NCOLLS; i++)
-        fprintf(f, " %s%s", coll_table[i].name, i ? "" : " (default)");
-    fprintf(f, "\n"
-        "  -m SIZE      message size in bytes, K/M/G suffixes (default 1M)\n"
-        "  -T TYPE      char, int, float, double (default: char for broadcasts, float for\n"
-        "               reductions; the reductions are MPI_SUM)\n"
-        "  -r ROOT      root of bcast/ibcast/reduce/ireduce (default 0)\n"
-        "  -i N         iterations per loop (default %d)\n"
-        "  -x N         untimed warm-up iterations without noise (default %d)\n"
-        "  -w US        compute per iteration in microseconds (default %g)\n"
-        "  -b           busy compute (spin) instead of sleeping (dedicated cores only)\n"
-        "  -P US        non-blocking collectives: call MPI_Test every US microseconds\n"
-        "               during the compute (default 0: never; noise never polls)\n"
-        "  -n SPEC      the noise (default \"%s\"):\n"
-        "                 none | [random:]KEY=VAL,... | periodic:KEY=VAL,...\n"
-        "                 random:   p=PROB (0.1)  d=DUR (5ms; exp: mean, pareto: minimum)\n"
-        "                           dist=fixed|exp|pareto  alpha=A (1.5)  cap=DUR (20*d)\n"
-        "                 periodic: d=DUR (5ms) once every=DUR (50ms), phase=rand|same\n"
-        "                 both:     ranks=all|R|R+R+...  or frac=F (chosen by the seed);\n"
-        "                           how=sleep|spin (default sleep)\n"
-        "                 DUR: number with us, ms or s (default us)\n"
-        "  -s SEED      noise seed (default %d); the same seed gives the same noise\n"
-        "  -c           validate the data after each loop (every receiver, every element)\n"
-        "  -C           validate around every iteration (inside the timed loops)\n"
-        "  -q           no per-rank table\n"
-        "  -t           MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init (what\n"
-        "               adapt2's progress thread needs to drive Open MPI's progress)\n"
-        "  -h           this help\n"
-        "Output: '#' comments, a per-rank table, a line 'RESULT key=value ...' and a\n"
-        "readable summary.  Besides times it reports each rank's process CPU time per\n"
-        "loop and, where the component exports them through MPI_T (adapt2), what\n"
-        "decoupled completion cost: bytes copied per call, the fraction of calls that\n"
-        "returned early, refusals at the cap, the progress thread's CPU time.\n"
-        "Exit status 2 on argument errors, 1 on validation errors.\n",
-        DEFAULT_ITERS, DEFAULT_WARMUP, DEFAULT_COMPUTE, DEFAULT_NOISE, DEFAULT_SEED);
+            "Usage: %s [options]\n"
+            "Noise absorption: N iterations of (work; collective), or (post; work; wait) for\n"
+            "the non-blocking ones, with no barrier in the loop; work = compute + injected\n"
+            "noise.  Runs the loop without noise, then with noise (same seed), and reports\n"
+            "amplification = (mean T_noisy - mean T_clean) / mean noise injected per rank\n"
+            "(1: each rank's noise costs only that rank) and sync_bound (what a lock-step\n"
+            "collective would cost, from the noise actually injected).\n"
+            "  -k NAME      collective:",
+            prog);
+    for (size_t i = 0; i < NCOLLS; i++) fprintf(f, " %s%s", coll_table[i].name, i ? "" : " (default)");
+    fprintf(f,
+            "\n"
+            "  -m SIZE      message size in bytes, K/M/G suffixes (default 1M)\n"
+            "  -T TYPE      char, int, float, double (default: char for broadcasts, float for\n"
+            "               reductions; the reductions are MPI_SUM)\n"
+            "  -r ROOT      root of bcast/ibcast/reduce/ireduce (default 0)\n"
+            "  -i N         iterations per loop (default %d)\n"
+            "  -x N         untimed warm-up iterations without noise (default %d)\n"
+            "  -w US        compute per iteration in microseconds (default %g)\n"
+            "  -b           busy compute (spin) instead of sleeping (dedicated cores only)\n"
+            "  -P US        non-blocking collectives: call MPI_Test every US microseconds\n"
+            "               during the compute (default 0: never; noise never polls)\n"
+            "  -n SPEC      the noise (default \"%s\"):\n"
+            "                 none | [random:]KEY=VAL,... | periodic:KEY=VAL,...\n"
+            "                 random:   p=PROB (0.1)  d=DUR (5ms; exp: mean, pareto: minimum)\n"
+            "                           dist=fixed|exp|pareto  alpha=A (1.5)  cap=DUR (20*d)\n"
+            "                 periodic: d=DUR (5ms) once every=DUR (50ms), phase=rand|same\n"
+            "                 both:     ranks=all|R|R+R+...  or frac=F (chosen by the seed);\n"
+            "                           how=sleep|spin (default sleep)\n"
+            "                 DUR: number with us, ms or s (default us)\n"
+            "  -s SEED      noise seed (default %d); the same seed gives the same noise\n"
+            "  -c           validate the data after each loop (every receiver, every element)\n"
+            "  -C           validate around every iteration (inside the timed loops)\n"
+            "  -q           no per-rank table\n"
+            "  -t           MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init (what\n"
+            "               adapt2's progress thread needs to drive Open MPI's progress)\n"
+            "  -h           this help\n"
+            "Output: '#' comments, a per-rank table, a line 'RESULT key=value ...' and a\n"
+            "readable summary.  Besides times it reports each rank's process CPU time per\n"
+            "loop and, where the component exports them through MPI_T (adapt2), what\n"
+            "decoupled completion cost: bytes copied per call, the fraction of calls that\n"
+            "returned early, refusals at the cap, the progress thread's CPU time.\n"
+            "Exit status 2 on argument errors, 1 on validation errors.\n",
+            DEFAULT_ITERS, DEFAULT_WARMUP, DEFAULT_COMPUTE, DEFAULT_NOISE, DEFAULT_SEED);
 }
-
-
 
 static int parse_us(const char *s, double *out)
 {
@@ -369,10 +385,9 @@ static const char *finish_args(options_t *o, int nprocs, char *msg, size_t len)
         snprintf(msg, len, "size %zu is smaller than one %s", o->size, o->type->name);
         return msg;
     }
-    if (o->size / o->type->size > (size_t)INT_MAX) return "message too large (count > INT_MAX)";
+    if (o->size / o->type->size > (size_t) INT_MAX) return "message too large (count > INT_MAX)";
     if (o->poll_us > 0 && o->coll->blocking) {
-        snprintf(msg, len, "-P applies to the non-blocking collectives only, not to %s",
-                 o->coll->name);
+        snprintf(msg, len, "-P applies to the non-blocking collectives only, not to %s", o->coll->name);
         return msg;
     }
     if (noise_parse(o->noise_text, &o->noise, err, sizeof(err)) ||
@@ -458,22 +473,20 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
         case 's':
             errno = 0;
             o->seed = strtoull(optarg, &end, 10);
-            if (errno || !*optarg || *end || !isdigit((unsigned char)*optarg)) {
+            if (errno || !*optarg || *end || !isdigit((unsigned char) *optarg)) {
                 snprintf(msg, sizeof(msg), "bad seed '%s'", optarg);
                 return msg;
             }
             break;
-        case 'c': if (o->validate < 1) o->validate = 1; break;
+        case 'c':
+            if (o->validate < 1) o->validate = 1;
+            break;
         case 'C': o->validate = 2; break;
         case 'q': o->quiet = 1; break;
         case 't': o->thread_multiple = 1; break;
         case 'h': o->help = 1; return NULL;
-        case ':':
-            snprintf(msg, sizeof(msg), "option -%c needs an argument", optopt);
-            return msg;
-        default:
-            snprintf(msg, sizeof(msg), "unknown option -%c", optopt);
-            return msg;
+        case ':': snprintf(msg, sizeof(msg), "option -%c needs an argument", optopt); return msg;
+        default: snprintf(msg, sizeof(msg), "unknown option -%c", optopt); return msg;
         }
     }
     if (optind < argc) {
@@ -488,13 +501,13 @@ static const char *parse_args(int argc, char **argv, int nprocs, options_t *o)
 
 enum { PV_DETACHED, PV_BYTES, PV_REFUSED, PV_PT_CPU_NS, PV_PT_POLLS, NPV };
 static const char *const pvar_names[NPV] = {
-    "coll_adapt2_detached_calls", "coll_adapt2_detach_bytes", "coll_adapt2_detach_refused",
+    "coll_adapt2_detached_calls",         "coll_adapt2_detach_bytes",          "coll_adapt2_detach_refused",
     "coll_adapt2_progress_thread_cpu_ns", "coll_adapt2_progress_thread_polls",
 };
 
 static struct {
-    int ready;                     /* MPI_T initialised, session created */
-    int have;                      /* all NPV counters found */
+    int ready; /* MPI_T initialised, session created */
+    int have;  /* all NPV counters found */
     MPI_T_pvar_session session;
     MPI_T_pvar_handle handle[NPV];
 } pv;
@@ -514,11 +527,8 @@ static void pvars_init(void)
     pv.ready = 1;
     for (int i = 0; i < NPV; i++) {
         int index;
-        if (MPI_SUCCESS != MPI_T_pvar_get_index(pvar_names[i], MPI_T_PVAR_CLASS_COUNTER,
-                                                &index) ||
-            MPI_SUCCESS != MPI_T_pvar_handle_alloc(pv.session, index, NULL, &pv.handle[i],
-                                                   &count) ||
-            count != 1) {
+        if (MPI_SUCCESS != MPI_T_pvar_get_index(pvar_names[i], MPI_T_PVAR_CLASS_COUNTER, &index) ||
+            MPI_SUCCESS != MPI_T_pvar_handle_alloc(pv.session, index, NULL, &pv.handle[i], &count) || count != 1) {
             for (int j = 0; j < i; j++) MPI_T_pvar_handle_free(pv.session, &pv.handle[j]);
             return;
         }
@@ -543,7 +553,7 @@ static void pvars_read(double out[NPV])
     for (int i = 0; i < NPV; i++) {
         unsigned long long v = 0;
         if (pv.have && MPI_SUCCESS != MPI_T_pvar_read(pv.session, pv.handle[i], &v)) v = 0;
-        out[i] = (double)v;
+        out[i] = (double) v;
     }
 }
 
@@ -552,28 +562,28 @@ static double process_cpu_s(void)
 {
     struct timespec t;
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)) return 0;
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
 }
 
 /* ------------------------------------------------------------------------ */
 /* the loop                                                                  */
 
 typedef struct {
-    double t_loop;    /* s, this rank's loop */
-    double t_coll;    /* s, inside the collective (post + wait) */
-    double noise_us;  /* total injected */
-    double cpu_s;     /* this process's CPU time in the loop */
-    double pv[NPV];   /* the MPI_T counters' increase in the loop */
+    double t_loop;   /* s, this rank's loop */
+    double t_coll;   /* s, inside the collective (post + wait) */
+    double noise_us; /* total injected */
+    double cpu_s;    /* this process's CPU time in the loop */
+    double pv[NPV];  /* the MPI_T counters' increase in the loop */
     long events;
-    long bad_iters;   /* -C: iterations that failed validation */
-    long first_bad;   /* -C: the first one, or -1 */
-    char what[160];   /* -C: its message */
+    long bad_iters; /* -C: iterations that failed validation */
+    long first_bad; /* -C: the first one, or -1 */
+    char what[160]; /* -C: its message */
 } loop_result_t;
 
 static void poll_request(void *arg)
 {
     int flag;
-    MPI_Test((MPI_Request *)arg, &flag, MPI_STATUS_IGNORE);
+    MPI_Test((MPI_Request *) arg, &flag, MPI_STATUS_IGNORE);
 }
 
 static void die_on(int rc, const ctx_t *c, const char *what)
@@ -585,8 +595,8 @@ static void die_on(int rc, const ctx_t *c, const char *what)
 
 /* One loop of `iters` iterations; key: the validation key of the loop;
  * per_iter_noise (may be NULL): this rank's noise per iteration (us). */
-static void run_loop(const options_t *o, ctx_t *c, const noise_spec_t *spec, int iters,
-                     long key, double *per_iter_noise, loop_result_t *res)
+static void run_loop(const options_t *o, ctx_t *c, const noise_spec_t *spec, int iters, long key,
+                     double *per_iter_noise, loop_result_t *res)
 {
     const coll_desc_t *d = o->coll;
     noise_state_t ns;
@@ -613,8 +623,8 @@ static void run_loop(const options_t *o, ctx_t *c, const noise_spec_t *spec, int
             tc0 = noise_now();
             die_on(d->call(c, &req), c, d->name);
             tc1 = noise_now();
-            noise = noise_work(&ns, it, o->compute_us, o->spin_compute,
-                               o->poll_us > 0 ? poll_request : NULL, &req, o->poll_us);
+            noise = noise_work(&ns, it, o->compute_us, o->spin_compute, o->poll_us > 0 ? poll_request : NULL, &req,
+                               o->poll_us);
             double tw = noise_now();
             die_on(MPI_Wait(&req, MPI_STATUS_IGNORE), c, "MPI_Wait");
             tc1 += noise_now() - tw;
@@ -643,22 +653,23 @@ static void run_loop(const options_t *o, ctx_t *c, const noise_spec_t *spec, int
 
 /* After a loop: the validation verdict of every rank (MPI_Allgather, never
  * the collective under test).  1 if any rank failed. */
-static int verdict(const options_t *o, ctx_t *c, long key, const loop_result_t *res,
-                   const char *loop)
+static int verdict(const options_t *o, ctx_t *c, long key, const loop_result_t *res, const char *loop)
 {
     char what[160] = "";
     long bad = -1;
     if (o->validate == 1) bad = check(o->coll, c, key, what, sizeof(what));
     if (bad >= 0)
-        fprintf(stderr, "VALIDATION FAILED: rank %d %s %s loop, size %zu, type %s: first bad "
-                "element %ld: %s\n", c->rank, o->coll->name, loop, o->size, c->type->name,
-                bad, what);
+        fprintf(stderr,
+                "VALIDATION FAILED: rank %d %s %s loop, size %zu, type %s: first bad "
+                "element %ld: %s\n",
+                c->rank, o->coll->name, loop, o->size, c->type->name, bad, what);
     if (res->bad_iters)
-        fprintf(stderr, "VALIDATION FAILED: rank %d %s %s loop, size %zu, type %s: %ld "
-                "iterations wrong, the first %ld: %s\n", c->rank, o->coll->name, loop,
-                o->size, c->type->name, res->bad_iters, res->first_bad, res->what);
+        fprintf(stderr,
+                "VALIDATION FAILED: rank %d %s %s loop, size %zu, type %s: %ld "
+                "iterations wrong, the first %ld: %s\n",
+                c->rank, o->coll->name, loop, o->size, c->type->name, res->bad_iters, res->first_bad, res->what);
     int local = bad >= 0 || res->bad_iters > 0, any = 0;
-    int *all = malloc(sizeof(int) * (size_t)c->nprocs);
+    int *all = malloc(sizeof(int) * (size_t) c->nprocs);
     if (!all) MPI_Abort(c->comm, 1);
     MPI_Allgather(&local, 1, MPI_INT, all, 1, MPI_INT, c->comm);
     for (int r = 0; r < c->nprocs; r++) any |= all[r];
@@ -669,9 +680,21 @@ static int verdict(const options_t *o, ctx_t *c, long key, const loop_result_t *
 /* ------------------------------------------------------------------------ */
 /* report                                                                    */
 
-enum { F_CLEAN, F_NOISY, F_NOISE, F_EVENTS, F_NOISY_FLAG, F_COLL_CLEAN, F_COLL_NOISY,
-       F_CPU_CLEAN, F_CPU_NOISY, F_PV_HAVE, F_PV_CLEAN, F_PV_NOISY = F_PV_CLEAN + NPV,
-       NF = F_PV_NOISY + NPV };
+enum {
+    F_CLEAN,
+    F_NOISY,
+    F_NOISE,
+    F_EVENTS,
+    F_NOISY_FLAG,
+    F_COLL_CLEAN,
+    F_COLL_NOISY,
+    F_CPU_CLEAN,
+    F_CPU_NOISY,
+    F_PV_HAVE,
+    F_PV_CLEAN,
+    F_PV_NOISY = F_PV_CLEAN + NPV,
+    NF = F_PV_NOISY + NPV
+};
 
 /* What one loop cost, over all ranks (from the gathered per-rank fields). */
 typedef struct {
@@ -682,18 +705,17 @@ typedef struct {
     double pt_ms, pt_polls; /* progress thread, mean over ranks */
 } loop_cost_t;
 
-static void loop_cost(const double *all, int np, int iters, int f_cpu, int f_pv,
-                      loop_cost_t *k)
+static void loop_cost(const double *all, int np, int iters, int f_cpu, int f_pv, loop_cost_t *k)
 {
     double cpu = 0, pvs[NPV] = {0};
     for (int r = 0; r < np; r++) {
-        const double *v = all + (size_t)r * NF;
+        const double *v = all + (size_t) r * NF;
         cpu += v[f_cpu];
         for (int i = 0; i < NPV; i++) pvs[i] += v[f_pv + i];
     }
     k->cpu_ms = 1e3 * cpu / np;
     k->bytes_per_call = pvs[PV_BYTES] / iters / np;
-    k->detached_frac = pvs[PV_DETACHED] / ((double)iters * np);
+    k->detached_frac = pvs[PV_DETACHED] / ((double) iters * np);
     k->refused = pvs[PV_REFUSED];
     k->pt_ms = 1e-6 * pvs[PV_PT_CPU_NS] / np;
     k->pt_polls = pvs[PV_PT_POLLS] / np;
@@ -701,36 +723,40 @@ static void loop_cost(const double *all, int np, int iters, int f_cpu, int f_pv,
 
 static const char *bytes_name(double n, char *b, size_t len)
 {
-    if (n >= 1024.0 * 1024) snprintf(b, len, "%.1f MiB", n / (1024.0 * 1024));
-    else if (n >= 1024) snprintf(b, len, "%.1f KiB", n / 1024);
-    else snprintf(b, len, "%.0f B", n);
+    if (n >= 1024.0 * 1024)
+        snprintf(b, len, "%.1f MiB", n / (1024.0 * 1024));
+    else if (n >= 1024)
+        snprintf(b, len, "%.1f KiB", n / 1024);
+    else
+        snprintf(b, len, "%.0f B", n);
     return b;
 }
 
 static const char *size_name(size_t n, char *b, size_t len)
 {
-    if (n >= (1u << 20) && n % (1u << 20) == 0) snprintf(b, len, "%zu MiB", n >> 20);
-    else if (n >= 1024 && n % 1024 == 0) snprintf(b, len, "%zu KiB", n >> 10);
-    else snprintf(b, len, "%zu B", n);
+    if (n >= (1u << 20) && n % (1u << 20) == 0)
+        snprintf(b, len, "%zu MiB", n >> 20);
+    else if (n >= 1024 && n % 1024 == 0)
+        snprintf(b, len, "%zu KiB", n >> 10);
+    else
+        snprintf(b, len, "%zu B", n);
     return b;
 }
 
-static void report(const options_t *o, const ctx_t *c, const loop_result_t *clean,
-                   const loop_result_t *noisy, const double *per_iter_noise, int noisy_rank,
-                   int valid, const char *canon)
+static void report(const options_t *o, const ctx_t *c, const loop_result_t *clean, const loop_result_t *noisy,
+                   const double *per_iter_noise, int noisy_rank, int valid, const char *canon)
 {
     int np = c->nprocs, n = o->iters;
-    double mine[NF] = {clean->t_loop, noisy->t_loop, noisy->noise_us, (double)noisy->events,
-                       (double)noisy_rank, clean->t_coll, noisy->t_coll, clean->cpu_s,
-                       noisy->cpu_s, (double)pv.have};
+    double mine[NF] = {clean->t_loop, noisy->t_loop, noisy->noise_us, (double) noisy->events, (double) noisy_rank,
+                       clean->t_coll, noisy->t_coll, clean->cpu_s,    noisy->cpu_s,           (double) pv.have};
     for (int i = 0; i < NPV; i++) {
         mine[F_PV_CLEAN + i] = clean->pv[i];
         mine[F_PV_NOISY + i] = noisy->pv[i];
     }
     double *all = NULL, *allnoise = NULL;
     if (0 == c->rank) {
-        all = malloc(sizeof(double) * NF * (size_t)np);
-        allnoise = malloc(sizeof(double) * (size_t)n * (size_t)np);
+        all = malloc(sizeof(double) * NF * (size_t) np);
+        allnoise = malloc(sizeof(double) * (size_t) n * (size_t) np);
         if (!all || !allnoise) MPI_Abort(c->comm, 1);
     }
     MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, c->comm);
@@ -740,9 +766,13 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
     double sc = 0, sn = 0, snoise = 0, mc = 0, mn = 0, sev = 0, scc = 0, scn = 0, sync = 0;
     int nnoisy = 0, have = 1;
     for (int r = 0; r < np; r++) {
-        const double *v = all + (size_t)r * NF;
-        sc += v[F_CLEAN]; sn += v[F_NOISY]; snoise += v[F_NOISE]; sev += v[F_EVENTS];
-        scc += v[F_COLL_CLEAN]; scn += v[F_COLL_NOISY];
+        const double *v = all + (size_t) r * NF;
+        sc += v[F_CLEAN];
+        sn += v[F_NOISY];
+        snoise += v[F_NOISE];
+        sev += v[F_EVENTS];
+        scc += v[F_COLL_CLEAN];
+        scn += v[F_COLL_NOISY];
         mc = v[F_CLEAN] > mc ? v[F_CLEAN] : mc;
         mn = v[F_NOISY] > mn ? v[F_NOISY] : mn;
         nnoisy += v[F_NOISY_FLAG] != 0;
@@ -754,79 +784,80 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
     for (int i = 0; i < n; i++) {
         double m = 0;
         for (int r = 0; r < np; r++) {
-            double x = allnoise[(size_t)r * (size_t)n + (size_t)i];
+            double x = allnoise[(size_t) r * (size_t) n + (size_t) i];
             m = x > m ? x : m;
         }
         sync += m;
     }
-    double tc = sc / np, tn = sn / np, noise = 1e-6 * snoise / np;  /* s */
+    double tc = sc / np, tn = sn / np, noise = 1e-6 * snoise / np; /* s */
     double amp = noise > 0 ? (tn - tc) / noise : NAN;
     double amp_last = noise > 0 ? (mn - mc) / noise : NAN;
     double sync_bound = noise > 0 ? 1e-6 * sync / noise : NAN;
     double level = tc > 0 ? noise / tc : NAN;
 
     if (!o->quiet) {
-        printf("# per rank: times in seconds; amp_r = (t_noisy - t_clean) / mean noise per "
-               "rank\n");
+        printf(
+            "# per rank: times in seconds; amp_r = (t_noisy - t_clean) / mean noise per "
+            "rank\n");
         printf("# cpu_*_ms: process CPU time in the loop%s\n",
                have ? "; noisy loop: detached calls, bytes copied per call, progress "
-                      "thread CPU ms (adapt2's MPI_T counters)" : "");
-        printf("# %4s %5s %10s %10s %10s %10s %7s %8s %12s %12s %11s %11s", "rank", "noisy",
-               "t_clean", "t_noisy", "delta", "noise", "events", "amp_r", "coll_clean_us",
-               "coll_noisy_us", "cpu_clean_ms", "cpu_noisy_ms");
+                      "thread CPU ms (adapt2's MPI_T counters)"
+                    : "");
+        printf("# %4s %5s %10s %10s %10s %10s %7s %8s %12s %12s %11s %11s", "rank", "noisy", "t_clean", "t_noisy",
+               "delta", "noise", "events", "amp_r", "coll_clean_us", "coll_noisy_us", "cpu_clean_ms", "cpu_noisy_ms");
         if (have) printf(" %9s %12s %9s", "detached", "copied_B", "pt_ms");
         printf("\n");
         for (int r = 0; r < np; r++) {
-            const double *v = all + (size_t)r * NF;
-            printf("  %4d %5d %10.4f %10.4f %10.4f %10.4f %7.0f %8.2f %12.1f %12.1f %11.2f "
-                   "%11.2f", r,
-                   (int)v[F_NOISY_FLAG], v[F_CLEAN], v[F_NOISY], v[F_NOISY] - v[F_CLEAN],
-                   1e-6 * v[F_NOISE], v[F_EVENTS],
-                   noise > 0 ? (v[F_NOISY] - v[F_CLEAN]) / noise : NAN,
-                   1e6 * v[F_COLL_CLEAN] / n, 1e6 * v[F_COLL_NOISY] / n,
-                   1e3 * v[F_CPU_CLEAN], 1e3 * v[F_CPU_NOISY]);
+            const double *v = all + (size_t) r * NF;
+            printf(
+                "  %4d %5d %10.4f %10.4f %10.4f %10.4f %7.0f %8.2f %12.1f %12.1f %11.2f "
+                "%11.2f",
+                r, (int) v[F_NOISY_FLAG], v[F_CLEAN], v[F_NOISY], v[F_NOISY] - v[F_CLEAN], 1e-6 * v[F_NOISE],
+                v[F_EVENTS], noise > 0 ? (v[F_NOISY] - v[F_CLEAN]) / noise : NAN, 1e6 * v[F_COLL_CLEAN] / n,
+                1e6 * v[F_COLL_NOISY] / n, 1e3 * v[F_CPU_CLEAN], 1e3 * v[F_CPU_NOISY]);
             if (have)
-                printf(" %9.0f %12.0f %9.2f", v[F_PV_NOISY + PV_DETACHED],
-                       v[F_PV_NOISY + PV_BYTES] / n, 1e-6 * v[F_PV_NOISY + PV_PT_CPU_NS]);
+                printf(" %9.0f %12.0f %9.2f", v[F_PV_NOISY + PV_DETACHED], v[F_PV_NOISY + PV_BYTES] / n,
+                       1e-6 * v[F_PV_NOISY + PV_PT_CPU_NS]);
             printf("\n");
         }
     }
-    printf("RESULT collective=%s size=%zu np=%d root=%d type=%s iters=%d compute_us=%g "
-           "compute=%s noise=%s seed=%llu noisy_ranks=%d t_clean_s=%.6f t_noisy_s=%.6f "
-           "t_clean_max_s=%.6f t_noisy_max_s=%.6f noise_per_rank_s=%.6f noise_level=%.4f "
-           "events_per_rank=%.2f coll_clean_us=%.2f coll_noisy_us=%.2f amplification=%.4f "
-           "amp_last=%.4f sync_bound=%.4f validate=%s thread=%s cpu_clean_ms=%.3f "
-           "cpu_noisy_ms=%.3f",
-           o->coll->name, o->size, np, c->root, c->type->name, n, o->compute_us,
-           o->spin_compute ? "spin" : "sleep", canon, o->seed, nnoisy, tc, tn, mc, mn, noise,
-           level, sev / np, 1e6 * scc / np / n, 1e6 * scn / np / n, amp, amp_last,
-           sync_bound, o->validate ? (valid ? "ok" : "FAILED") : "off",
-           thread_level_name(c->thread_level), kc.cpu_ms, kn.cpu_ms);
+    printf(
+        "RESULT collective=%s size=%zu np=%d root=%d type=%s iters=%d compute_us=%g "
+        "compute=%s noise=%s seed=%llu noisy_ranks=%d t_clean_s=%.6f t_noisy_s=%.6f "
+        "t_clean_max_s=%.6f t_noisy_max_s=%.6f noise_per_rank_s=%.6f noise_level=%.4f "
+        "events_per_rank=%.2f coll_clean_us=%.2f coll_noisy_us=%.2f amplification=%.4f "
+        "amp_last=%.4f sync_bound=%.4f validate=%s thread=%s cpu_clean_ms=%.3f "
+        "cpu_noisy_ms=%.3f",
+        o->coll->name, o->size, np, c->root, c->type->name, n, o->compute_us, o->spin_compute ? "spin" : "sleep", canon,
+        o->seed, nnoisy, tc, tn, mc, mn, noise, level, sev / np, 1e6 * scc / np / n, 1e6 * scn / np / n, amp, amp_last,
+        sync_bound, o->validate ? (valid ? "ok" : "FAILED") : "off", thread_level_name(c->thread_level), kc.cpu_ms,
+        kn.cpu_ms);
     if (have)
-        printf(" copied_bytes_per_call_clean=%.1f copied_bytes_per_call_noisy=%.1f "
-               "detached_frac_clean=%.4f detached_frac_noisy=%.4f detach_refused_clean=%.0f "
-               "detach_refused_noisy=%.0f pt_cpu_clean_ms=%.3f pt_cpu_noisy_ms=%.3f "
-               "pt_polls_clean=%.1f pt_polls_noisy=%.1f",
-               kc.bytes_per_call, kn.bytes_per_call, kc.detached_frac, kn.detached_frac,
-               kc.refused, kn.refused, kc.pt_ms, kn.pt_ms, kc.pt_polls, kn.pt_polls);
+        printf(
+            " copied_bytes_per_call_clean=%.1f copied_bytes_per_call_noisy=%.1f "
+            "detached_frac_clean=%.4f detached_frac_noisy=%.4f detach_refused_clean=%.0f "
+            "detach_refused_noisy=%.0f pt_cpu_clean_ms=%.3f pt_cpu_noisy_ms=%.3f "
+            "pt_polls_clean=%.1f pt_polls_noisy=%.1f",
+            kc.bytes_per_call, kn.bytes_per_call, kc.detached_frac, kn.detached_frac, kc.refused, kn.refused, kc.pt_ms,
+            kn.pt_ms, kc.pt_polls, kn.pt_polls);
     printf("\n");
     char sz[32];
-    printf("%s %s np=%d: clean %.3f s, noisy %.3f s, noise %.3f s per rank (%.1f%% of the "
-           "clean time, %.1f events, %d noisy ranks): amplification %.2f (fully "
-           "synchronized: %.2f; 1.0: each rank's noise costs only itself)\n",
-           o->coll->name, size_name(o->size, sz, sizeof(sz)), np, tc, tn, noise, 100 * level,
-           sev / np, nnoisy, amp, sync_bound);
-    printf("%s %s np=%d cost: CPU per rank %.1f ms clean, %.1f ms noisy (thread level %s)",
-           o->coll->name, size_name(o->size, sz, sizeof(sz)), np, kc.cpu_ms, kn.cpu_ms,
-           thread_level_name(c->thread_level));
+    printf(
+        "%s %s np=%d: clean %.3f s, noisy %.3f s, noise %.3f s per rank (%.1f%% of the "
+        "clean time, %.1f events, %d noisy ranks): amplification %.2f (fully "
+        "synchronized: %.2f; 1.0: each rank's noise costs only itself)\n",
+        o->coll->name, size_name(o->size, sz, sizeof(sz)), np, tc, tn, noise, 100 * level, sev / np, nnoisy, amp,
+        sync_bound);
+    printf("%s %s np=%d cost: CPU per rank %.1f ms clean, %.1f ms noisy (thread level %s)", o->coll->name,
+           size_name(o->size, sz, sizeof(sz)), np, kc.cpu_ms, kn.cpu_ms, thread_level_name(c->thread_level));
     if (have) {
         char bc[32], bn[32];
-        printf("; decoupled completion, clean / noisy: %.1f%% / %.1f%% of calls detached, "
-               "%s / %s copied per call, %.0f / %.0f refused, progress thread %.2f / %.2f ms "
-               "CPU per rank", 100 * kc.detached_frac, 100 * kn.detached_frac,
-               bytes_name(kc.bytes_per_call, bc, sizeof(bc)),
-               bytes_name(kn.bytes_per_call, bn, sizeof(bn)), kc.refused, kn.refused,
-               kc.pt_ms, kn.pt_ms);
+        printf(
+            "; decoupled completion, clean / noisy: %.1f%% / %.1f%% of calls detached, "
+            "%s / %s copied per call, %.0f / %.0f refused, progress thread %.2f / %.2f ms "
+            "CPU per rank",
+            100 * kc.detached_frac, 100 * kn.detached_frac, bytes_name(kc.bytes_per_call, bc, sizeof(bc)),
+            bytes_name(kn.bytes_per_call, bn, sizeof(bn)), kc.refused, kn.refused, kc.pt_ms, kn.pt_ms);
     }
     printf("\n");
     fflush(stdout);
@@ -840,15 +871,21 @@ static void print_header(const options_t *o, const ctx_t *c, const char *canon)
     int len = 0;
     MPI_Get_library_version(lib, &len);
     for (int i = 0; i < len; i++)
-        if (lib[i] == '\n' || lib[i] == '\r') { lib[i] = '\0'; break; }
+        if (lib[i] == '\n' || lib[i] == '\r') {
+            lib[i] = '\0';
+            break;
+        }
     if (o->coll->flow != NO_ROOT) snprintf(root, sizeof(root), "%d", c->root);
-    printf("# noise_bench collective=%s np=%d root=%s size=%zu type=%s iters=%d warmup=%d "
-           "compute_us=%g compute=%s poll_us=%g noise=%s seed=%llu validate=%s thread=%s "
-           "mpi_t_counters=%s\n",
-           o->coll->name, c->nprocs, root, o->size, c->type->name, o->iters, o->warmup,
-           o->compute_us, o->spin_compute ? "spin" : "sleep", o->poll_us, canon, o->seed,
-           o->validate == 2 ? "every" : o->validate ? "end" : "off",
-           thread_level_name(c->thread_level), pv.have ? "adapt2" : "none");
+    printf(
+        "# noise_bench collective=%s np=%d root=%s size=%zu type=%s iters=%d warmup=%d "
+        "compute_us=%g compute=%s poll_us=%g noise=%s seed=%llu validate=%s thread=%s "
+        "mpi_t_counters=%s\n",
+        o->coll->name, c->nprocs, root, o->size, c->type->name, o->iters, o->warmup, o->compute_us,
+        o->spin_compute ? "spin" : "sleep", o->poll_us, canon, o->seed,
+        o->validate == 2 ? "every"
+        : o->validate    ? "end"
+                         : "off",
+        thread_level_name(c->thread_level), pv.have ? "adapt2" : "none");
     printf("# library: %s\n", lib);
     if (o->thread_multiple && c->thread_level != MPI_THREAD_MULTIPLE)
         printf("# warning: -t asked for MPI_THREAD_MULTIPLE, the library provides %s\n",
@@ -880,9 +917,8 @@ int main(int argc, char **argv)
     c.dtype = o.type->mpi_type();
     c.count = o.size / o.type->size;
     c.thread_level = provided;
-    double *per_iter = malloc(sizeof(double) * (size_t)o.iters);
-    if (!per_iter || posix_memalign(&c.sbuf, 4096, o.size) ||
-        posix_memalign(&c.rbuf, 4096, o.size)) {
+    double *per_iter = malloc(sizeof(double) * (size_t) o.iters);
+    if (!per_iter || posix_memalign(&c.sbuf, 4096, o.size) || posix_memalign(&c.rbuf, 4096, o.size)) {
         fprintf(stderr, "rank %d: out of memory (size %zu)\n", rank, o.size);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }

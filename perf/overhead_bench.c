@@ -37,7 +37,10 @@
 static int rank, np;
 static int nonblocking; /* -N */
 
-static double now(void) { return MPI_Wtime(); }
+static double now(void)
+{
+    return MPI_Wtime();
+}
 
 static void spin_us(double us)
 {
@@ -58,7 +61,10 @@ static double median(double *t, int n)
     return t[n / 2];
 }
 
-static int value(int r, int k, int it) { return (r + 1) * 100 + k + it % 89; }
+static int value(int r, int k, int it)
+{
+    return (r + 1) * 100 + k + it % 89;
+}
 
 /* ---- the bare trees ------------------------------------------------------- */
 
@@ -113,9 +119,12 @@ static const char *const kind_names[] = {"bcast", "reduce", "allreduce"};
 
 static void bare_call(int kind, int *in, int *out, int *scratch, int count)
 {
-    if (kind == ALLREDUCE) bare_allreduce(in, out, scratch, count);
-    else if (kind == REDUCE) bare_reduce(in, out, scratch, count);
-    else bare_bcast(in, count);
+    if (kind == ALLREDUCE)
+        bare_allreduce(in, out, scratch, count);
+    else if (kind == REDUCE)
+        bare_reduce(in, out, scratch, count);
+    else
+        bare_bcast(in, count);
 }
 
 /* The selected component's collective, blocking or (-N) started and waited for. */
@@ -123,14 +132,20 @@ static void collective(int kind, int *in, int *out, int count)
 {
     MPI_Request req;
     if (!nonblocking) {
-        if (kind == ALLREDUCE) MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        else if (kind == REDUCE) MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-        else MPI_Bcast(in, count, MPI_INT, 0, MPI_COMM_WORLD);
+        if (kind == ALLREDUCE)
+            MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else if (kind == REDUCE)
+            MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(in, count, MPI_INT, 0, MPI_COMM_WORLD);
         return;
     }
-    if (kind == ALLREDUCE) MPI_Iallreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
-    else if (kind == REDUCE) MPI_Ireduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &req);
-    else MPI_Ibcast(in, count, MPI_INT, 0, MPI_COMM_WORLD, &req);
+    if (kind == ALLREDUCE)
+        MPI_Iallreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    else if (kind == REDUCE)
+        MPI_Ireduce(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, &req);
+    else
+        MPI_Ibcast(in, count, MPI_INT, 0, MPI_COMM_WORLD, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
@@ -167,8 +182,10 @@ static double run(int kind, int bare, int count, int iters, int *in, int *out, i
         MPI_Barrier(MPI_COMM_WORLD);
         if (receiver) spin_us(50);
         double t0 = now();
-        if (bare) bare_call(kind, in, out, scratch, count);
-        else collective(kind, in, out, count);
+        if (bare)
+            bare_call(kind, in, out, scratch, count);
+        else
+            collective(kind, in, out, count);
         double t1 = now();
         if (it >= 0) t[it] = t1 - t0;
         if (kind == ALLREDUCE || (kind == REDUCE && rank == 0)) check(out, count, v, 1);
@@ -186,14 +203,18 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-b") && i + 1 < argc) bytes = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-N")) nonblocking = 1;
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc)
+            bytes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-N"))
+            nonblocking = 1;
         else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
             ++i;
             kind = !strcmp(argv[i], "allreduce") ? ALLREDUCE : !strcmp(argv[i], "reduce") ? REDUCE : BCAST;
         } else {
-            if (rank == 0) fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce] [-N]\n");
+            if (rank == 0)
+                fprintf(stderr, "usage: overhead_bench [-n ITERS] [-b BYTES] [-k bcast|reduce|allreduce] [-N]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }

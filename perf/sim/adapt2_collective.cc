@@ -59,7 +59,8 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     c.allreduce.recdoubling_max_bytes = d::allreduce_recdoubling_max_bytes;
     c.allreduce.recdoubling_max_ranks = static_cast<int>(d::allreduce_recdoubling_max_ranks);
     c.allreduce.reproducible = d::reproducible;
-    c.ring_segment_size = kind == CollKind::allgather ? d::allgather_segment_size : d::reduce_scatter_block_segment_size;
+    c.ring_segment_size =
+        kind == CollKind::allgather ? d::allgather_segment_size : d::reduce_scatter_block_segment_size;
     return c;
 }
 
@@ -76,7 +77,8 @@ void set_segment_size(Adapt2Config &c, size_t segment) {
     c.reduce.tree.segment_size = segment;
     c.allreduce.tree.segment_size = segment;
     c.ring_segment_size = segment;
-    c.bcast.topology_segment_size = c.reduce.tree.topology_segment_size = c.allreduce.tree.topology_segment_size = segment;
+    c.bcast.topology_segment_size = c.reduce.tree.topology_segment_size = c.allreduce.tree.topology_segment_size =
+        segment;
 }
 
 SharedScratch::~SharedScratch() {

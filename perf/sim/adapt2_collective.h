@@ -38,16 +38,16 @@ bool coll_from_name(const char *name, CollKind *kind);
 
 struct Adapt2Config {
     CollKind kind = CollKind::bcast;
-    size_t bytes = 1 << 20;                 // allgather, reduce_scatter_block: per rank's block
+    size_t bytes = 1 << 20;  // allgather, reduce_scatter_block: per rank's block
     int root = 0;
-    adapt2_bcast_settings_t bcast{};       // also the reduce tree (reduce.tree)
+    adapt2_bcast_settings_t bcast{};  // also the reduce tree (reduce.tree)
     adapt2_reduce_settings_t reduce{};
     adapt2_allreduce_settings_t allreduce{};
-    size_t ring_segment_size = 0;           // allgather, reduce_scatter_block
-    double grace_us = 100;                  // coll_adapt2_detach_grace_us
-    size_t detach_max_bytes = 8u << 20;     // coll_adapt2_detach_max_bytes
-    size_t pool_max_bytes = 32u << 20;      // coll_adapt2_pool_max_bytes
-    bool move_data = false;                 // real data, per-rank buffers (tests)
+    size_t ring_segment_size = 0;        // allgather, reduce_scatter_block
+    double grace_us = 100;               // coll_adapt2_detach_grace_us
+    size_t detach_max_bytes = 8u << 20;  // coll_adapt2_detach_max_bytes
+    size_t pool_max_bytes = 32u << 20;   // coll_adapt2_pool_max_bytes
+    bool move_data = false;              // real data, per-rank buffers (tests)
     // coll_adapt2_topology: multi-level trees where the machine has more than
     // one node (every Comm knows the nodes either way, as in Open MPI). The
     // settings' own `topology` fields say whether they apply; the collective
@@ -110,8 +110,8 @@ private:
         uint32_t grace_gen = 0;  // which call a grace timer belongs to
         uint32_t calls = 0;      // calls started (tags)
         bool waiting_room = false;
-        bool launching = false;  // inside the engine's start call
-        bool done_early = false; // ... which already completed it
+        bool launching = false;   // inside the engine's start call
+        bool done_early = false;  // ... which already completed it
     };
     static void on_done(void *ctx, int status);
     static void on_finished(void *ctx, int status);

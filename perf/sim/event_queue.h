@@ -23,12 +23,12 @@ public:
 };
 
 struct Event {
-    double time;      // microseconds of simulated time
-    uint64_t seq;     // push order, breaks ties
+    double time;   // microseconds of simulated time
+    uint64_t seq;  // push order, breaks ties
     EventSink *sink;
-    void *cookie;     // the sink's own data
-    int32_t rank;     // whose CPU handles the event
-    int32_t arg;      // the sink's own data
+    void *cookie;  // the sink's own data
+    int32_t rank;  // whose CPU handles the event
+    int32_t arg;   // the sink's own data
 };
 
 class EventQueue {

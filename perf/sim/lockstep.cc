@@ -9,12 +9,18 @@
 namespace adapt2::sim {
 
 bool lockstep_from_name(const std::string &name, Lockstep *out) {
-    if (name == "binomial") *out = Lockstep::binomial;
-    else if (name == "knomial") *out = Lockstep::knomial;
-    else if (name == "chain") *out = Lockstep::chain;
-    else if (name == "scatter-allgather") *out = Lockstep::scatter_allgather;
-    else if (name == "tuned") *out = Lockstep::tuned;
-    else return false;
+    if (name == "binomial")
+        *out = Lockstep::binomial;
+    else if (name == "knomial")
+        *out = Lockstep::knomial;
+    else if (name == "chain")
+        *out = Lockstep::chain;
+    else if (name == "scatter-allgather")
+        *out = Lockstep::scatter_allgather;
+    else if (name == "tuned")
+        *out = Lockstep::tuned;
+    else
+        return false;
     return true;
 }
 
@@ -80,9 +86,11 @@ protected:
 class TreeBcast final : public LockstepBase {
 public:
     TreeBcast(Network &net, CallListener &l, const LockstepConfig &c, TreeSpec spec, size_t segment)
-        : LockstepBase(net, l, c), tree_(build_tree(spec, net.ranks(), c.root)),
+        : LockstepBase(net, l, c),
+          tree_(build_tree(spec, net.ranks(), c.root)),
           segment_(segment && segment < c.bytes ? segment : c.bytes),
-          nseg_(segment_ ? int((c.bytes + segment_ - 1) / segment_) : 1), state_(net.ranks()) {}
+          nseg_(segment_ ? int((c.bytes + segment_ - 1) / segment_) : 1),
+          state_(net.ranks()) {}
 
     void start(int rank) override {
         state_[rank] = State{};
@@ -102,8 +110,10 @@ private:
     void post_recv(int rank, int s) { recv(rank, tree_.parent(rank), s, seg_bytes(s), s); }
     void on_complete(int rank, int index, bool is_recv) override {
         State &s = state_[rank];
-        if (is_recv) s.arrived |= 1u << (index - s.cur);
-        else --s.sends;
+        if (is_recv)
+            s.arrived |= 1u << (index - s.cur);
+        else
+            --s.sends;
         advance(rank);
     }
     void advance(int rank);
@@ -231,7 +241,8 @@ std::unique_ptr<Collective> make_lockstep(Network &net, CallListener &listener, 
     Lockstep alg = config.algorithm;
     if (alg == Lockstep::tuned) alg = tuned_bcast_choice(config.bytes, net.ranks());
     if (config.kind == CollKind::reduce) {
-        if (alg == Lockstep::chain) return std::make_unique<TreeReduce>(net, listener, config, TreeSpec{TreeShape::pipeline, 0});
+        if (alg == Lockstep::chain)
+            return std::make_unique<TreeReduce>(net, listener, config, TreeSpec{TreeShape::pipeline, 0});
         return std::make_unique<TreeReduce>(net, listener, config, TreeSpec{TreeShape::binomial, 0});
     }
     if (config.kind != CollKind::bcast) throw std::invalid_argument("lock-step baselines: bcast and reduce only");

@@ -49,7 +49,8 @@ public:
             if (++arrived_ < int(ranks_.size())) return;
             arrived_ = 0;
             if (me.iter < config_.iterations) {
-                for (int r = 0; r < int(ranks_.size()); ++r) net_.at(r, release_ + config_.barrier_us, this, nullptr, kWork);
+                for (int r = 0; r < int(ranks_.size()); ++r)
+                    net_.at(r, release_ + config_.barrier_us, this, nullptr, kWork);
             }
             return;
         }

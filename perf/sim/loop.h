@@ -46,7 +46,7 @@ struct LoopResult {
     double root_done = 0;    // rank 0's loop time
     double median_last = 0;  // barrier: median over calls of the slowest rank's call time
     uint64_t messages = 0, bytes = 0, inter_bytes = 0, events = 0;
-    bool complete = true;    // every rank did every call (else: a deadlock)
+    bool complete = true;  // every rank did every call (else: a deadlock)
 };
 
 LoopResult run_loop(int ranks, const Machine &machine, const LoopConfig &config, const CollectiveFactory &make);

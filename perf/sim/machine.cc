@@ -85,8 +85,8 @@ std::string Machine::describe() const {
                   "inter.L=%g,inter.o=%g,inter.g=%g,inter.G=%g,inter.eager=%zu,inter.get=%d,inter.burst=%g,inter.G0=%g,"
                   "k=%d,cores=%d,host_cores=%d,share=%d,mem=%g,wake=%g,gamma=%g,copy=%g",
                   intra.L, intra.o, intra.g, intra.G, eager(intra), int(intra.get), intra.burst, intra.G0, inter.L,
-                  inter.o, inter.g, inter.G, eager(inter), int(inter.get), inter.burst, inter.G0, ranks_per_node, cores_per_node, host_cores, int(share_busy), mem_G, wake_us,
-                  combine_us_per_byte, copy_us_per_byte);
+                  inter.o, inter.g, inter.G, eager(inter), int(inter.get), inter.burst, inter.G0, ranks_per_node,
+                  cores_per_node, host_cores, int(share_busy), mem_G, wake_us, combine_us_per_byte, copy_us_per_byte);
     return b;
 }
 

@@ -38,10 +38,10 @@
 namespace adapt2::sim {
 
 struct LinkParams {
-    double L = 0;  // latency (us)
-    double o = 0;  // CPU overhead per message, each side (us)
-    double g = 0;  // gap between messages at one port (us)
-    double G = 0;  // gap per byte (us/byte): 1/bandwidth
+    double L = 0;      // latency (us)
+    double o = 0;      // CPU overhead per message, each side (us)
+    double g = 0;      // gap between messages at one port (us)
+    double G = 0;      // gap per byte (us/byte): 1/bandwidth
     long eager = -1;   // eager limit (bytes); -1: Machine::eager_limit
     bool get = false;  // rendezvous data copied by the receiver's CPU (see above)
     double burst = 0;  // token bucket (bytes; 0: none), see above
@@ -49,20 +49,20 @@ struct LinkParams {
 };
 
 struct Machine {
-    LinkParams intra{0.3, 0.2, 0.05, 1.0 / 8000};   // shared memory, ~8 GB/s
-    LinkParams inter{2.0, 0.5, 0.2, 1.0 / 12000};   // a 100 Gb/s-class network
+    LinkParams intra{0.3, 0.2, 0.05, 1.0 / 8000};  // shared memory, ~8 GB/s
+    LinkParams inter{2.0, 0.5, 0.2, 1.0 / 12000};  // a 100 Gb/s-class network
     int ranks_per_node = 32;
     int cores_per_node = 32;
-    int host_cores = 0;         // all ranks share this many cores (0: no such limit)
+    int host_cores = 0;  // all ranks share this many cores (0: no such limit)
     // How shared cores slow CPU work down: false: always by ranks/cores (as if
     // every rank were always busy); true: by the ranks busy when the work
     // starts (on its node, or on the host with host_cores) over the cores.
     bool share_busy = false;
-    double mem_G = 0;    // us/byte of memory bandwidth shared by concurrent copies (0: no limit)
-    double wake_us = 0;  // scheduling delay per message and extra rank per core
-    size_t eager_limit = 4096;  // larger messages wait for a matching receive (rendezvous)
+    double mem_G = 0;                         // us/byte of memory bandwidth shared by concurrent copies (0: no limit)
+    double wake_us = 0;                       // scheduling delay per message and extra rank per core
+    size_t eager_limit = 4096;                // larger messages wait for a matching receive (rendezvous)
     double combine_us_per_byte = 1.0 / 4000;  // reduction arithmetic, ~4 GB/s
-    double copy_us_per_byte = 0;  // the engine's own copies (detach, copy-out); 0: free
+    double copy_us_per_byte = 0;              // the engine's own copies (detach, copy-out); 0: free
 
     int node_of(int rank) const { return rank / std::max(1, ranks_per_node); }
     const LinkParams &link(int a, int b) const { return node_of(a) == node_of(b) ? intra : inter; }

@@ -26,7 +26,7 @@ struct Options {
     std::vector<std::string> algorithms{"adapt2", "adapt2-sync", "tuned"};
     std::vector<int> ranks{64};
     std::vector<size_t> sizes{1 << 20};
-    size_t segment = 0;        // 0: adapt2's default for the collective; chain: 64 KiB
+    size_t segment = 0;  // 0: adapt2's default for the collective; chain: 64 KiB
     bool segment_given = false;
     Machine machine;
     std::string noise = "none";
@@ -34,9 +34,9 @@ struct Options {
     int iterations = 20;
     double compute_us = 2000;
     double grace_us = 100;
-    bool topology = true;      // -t: coll_adapt2_topology
-    int bench_calls = 0;       // -b: perf/adapt2_bench's loop instead of one call
-    std::string table;         // -o: also write the rows here
+    bool topology = true;  // -t: coll_adapt2_topology
+    int bench_calls = 0;   // -b: perf/adapt2_bench's loop instead of one call
+    std::string table;     // -o: also write the rows here
 };
 
 void usage(FILE *f) {
@@ -83,7 +83,8 @@ size_t parse_size(const std::string &s) {
 std::vector<std::string> split(const std::string &s, char sep) {
     std::vector<std::string> out;
     size_t from = 0;
-    for (size_t at; (at = s.find(sep, from)) != std::string::npos; from = at + 1) out.push_back(s.substr(from, at - from));
+    for (size_t at; (at = s.find(sep, from)) != std::string::npos; from = at + 1)
+        out.push_back(s.substr(from, at - from));
     out.push_back(s.substr(from));
     return out;
 }
@@ -215,7 +216,7 @@ int main(int argc, char **argv) {
                     return 2;
                 }
                 const auto t0 = std::chrono::steady_clock::now();
-                LoopConfig single;  // one call, everyone enters at 0
+                LoopConfig single;        // one call, everyone enters at 0
                 if (o.bench_calls > 0) {  // or adapt2_bench's loop: calls separated by barriers
                     single.iterations = o.bench_calls;
                     single.barrier = true;
@@ -242,9 +243,9 @@ int main(int argc, char **argv) {
                                       coll_name(o.kind), alg.c_str(), p, bytes, one.mean_time, one.max_time,
                                       one.finished, bound, bound > 0 ? one.max_time / bound : 0.0);
                 if (noise.on()) {
-                    n += std::snprintf(line + n, sizeof line - n, " %12.1f %12.1f %10.1f %7.3f %8.3f",
-                                       clean.mean_time, noisy.mean_time, noisy.mean_noise,
-                                       amplification(clean, noisy), amplification_last(clean, noisy));
+                    n += std::snprintf(line + n, sizeof line - n, " %12.1f %12.1f %10.1f %7.3f %8.3f", clean.mean_time,
+                                       noisy.mean_time, noisy.mean_noise, amplification(clean, noisy),
+                                       amplification_last(clean, noisy));
                 } else {
                     n += std::snprintf(line + n, sizeof line - n, " %12s %12s %10s %7s %8s", "-", "-", "-", "-", "-");
                 }

@@ -39,7 +39,10 @@ size_t Network::KeyHash::operator()(const Key &k) const {
 }
 
 Network::Network(int ranks, const Machine &machine)
-    : machine_(machine), clock_(ranks, 0.0), out_(ranks, 0.0), in_(ranks, 0.0),
+    : machine_(machine),
+      clock_(ranks, 0.0),
+      out_(ranks, 0.0),
+      in_(ranks, 0.0),
       mem_(machine.mem_G > 0 ? ranks : 0, 0.0),
       out_tb_(machine.intra.burst > 0 || machine.inter.burst > 0 ? ranks : 0,
               Bucket{std::max(machine.intra.burst, machine.inter.burst), 0}),

@@ -108,7 +108,7 @@ private:
     // A send's envelope or a posted receive, waiting in a channel to match.
     struct Slot {
         Slot *next = nullptr;
-        double time = 0;        // send: when envelope (eager: data) lands; recv: when posted
+        double time = 0;  // send: when envelope (eager: data) lands; recv: when posted
         const char *data = nullptr;
         char *eager_copy = nullptr;  // move_data: eager data, owned
         char *dst = nullptr;
@@ -162,10 +162,10 @@ private:
 
     Machine machine_;
     EventQueue queue_;
-    std::vector<double> clock_;   // per rank: CPU time now (in a handler) or free from (between)
-    std::vector<double> out_;     // per rank: send port free from
-    std::vector<double> in_;      // per rank: receive port free from
-    std::vector<double> mem_;     // per rank: its memory-bound work runs until
+    std::vector<double> clock_;           // per rank: CPU time now (in a handler) or free from (between)
+    std::vector<double> out_;             // per rank: send port free from
+    std::vector<double> in_;              // per rank: receive port free from
+    std::vector<double> mem_;             // per rank: its memory-bound work runs until
     std::vector<Bucket> out_tb_, in_tb_;  // per rank: token buckets of its ports (shaped links)
     std::vector<Completer *> completers_;
     std::unordered_map<Key, Channel, KeyHash> channels_;

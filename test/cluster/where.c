@@ -34,15 +34,17 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--nodes")) nodes = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--slots")) slots = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--prefix")) prefix = argv[i + 1];
+        if (!strcmp(argv[i], "--nodes"))
+            nodes = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--slots"))
+            slots = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--prefix"))
+            prefix = argv[i + 1];
         else if (!strcmp(argv[i], "--map"))
             by_node = !strcmp(argv[i + 1], "node") ? 1 : !strcmp(argv[i + 1], "slot") ? 0 : -1;
     }
     if (nodes < 1 || slots < 1 || by_node < 0 || argc % 2 == 0) {
-        if (rank == 0)
-            fprintf(stderr, "usage: where --nodes N --slots S --map slot|node [--prefix P]\n");
+        if (rank == 0) fprintf(stderr, "usage: where --nodes N --slots S --map slot|node [--prefix P]\n");
         MPI_Finalize();
         return 2;
     }
@@ -53,14 +55,13 @@ int main(int argc, char **argv)
     printf("rank %d of %d on %s\n", rank, size, me);
     fflush(stdout);
 
-    char *all = calloc((size_t)size, MPI_MAX_PROCESSOR_NAME);
-    MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                  MPI_COMM_WORLD);
+    char *all = calloc((size_t) size, MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
     int errors = 0;
     for (int r = 0; r < size; ++r) {
         char want[MPI_MAX_PROCESSOR_NAME];
         snprintf(want, sizeof(want), "%s%d", prefix, expected_node(r, nodes, slots, by_node));
-        const char *got = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+        const char *got = all + (size_t) r * MPI_MAX_PROCESSOR_NAME;
         if (strcmp(got, want)) {
             printf("MISMATCH rank %d sees rank %d on %s, expected %s\n", rank, r, got, want);
             ++errors;
@@ -72,19 +73,18 @@ int main(int argc, char **argv)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
     int lsize;
     MPI_Comm_size(local, &lsize);
-    int *members = malloc(sizeof(int) * (size_t)lsize);
+    int *members = malloc(sizeof(int) * (size_t) lsize);
     MPI_Allgather(&rank, 1, MPI_INT, members, 1, MPI_INT, local);
     int same_host = 0;
-    for (int r = 0; r < size; ++r) same_host += !strcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME, me);
+    for (int r = 0; r < size; ++r) same_host += !strcmp(all + (size_t) r * MPI_MAX_PROCESSOR_NAME, me);
     if (same_host != lsize) {
-        printf("MISMATCH rank %d: %d ranks share memory with it, %d share its host %s\n", rank,
-               lsize, same_host, me);
+        printf("MISMATCH rank %d: %d ranks share memory with it, %d share its host %s\n", rank, lsize, same_host, me);
         ++errors;
     }
     for (int i = 0; i < lsize; ++i) {
-        if (strcmp(all + (size_t)members[i] * MPI_MAX_PROCESSOR_NAME, me)) {
-            printf("MISMATCH rank %d: rank %d shares memory with it but runs on %s, not %s\n", rank,
-                   members[i], all + (size_t)members[i] * MPI_MAX_PROCESSOR_NAME, me);
+        if (strcmp(all + (size_t) members[i] * MPI_MAX_PROCESSOR_NAME, me)) {
+            printf("MISMATCH rank %d: rank %d shares memory with it but runs on %s, not %s\n", rank, members[i],
+                   all + (size_t) members[i] * MPI_MAX_PROCESSOR_NAME, me);
             ++errors;
         }
     }
@@ -98,8 +98,8 @@ int main(int argc, char **argv)
             for (int r = 0; r < size; ++r) {
                 int seen = 0;
                 for (int q = 0; q < r && !seen; ++q)
-                    seen = !strcmp(all + (size_t)q * MPI_MAX_PROCESSOR_NAME,
-                                   all + (size_t)r * MPI_MAX_PROCESSOR_NAME);
+                    seen =
+                        !strcmp(all + (size_t) q * MPI_MAX_PROCESSOR_NAME, all + (size_t) r * MPI_MAX_PROCESSOR_NAME);
                 distinct += !seen;
             }
             printf("where: OK, %d ranks on %d nodes\n", size, distinct);

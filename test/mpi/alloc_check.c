@@ -10,9 +10,9 @@
  * its calling thread makes (it defines them, so libmpi and the component
  * call these) while it runs `--calls` collectives per case, and checks every
  * element of every result. The transport's own allocations are told apart
- * by their stack and reported, not counted (from_transport()). `--expect-allocations` inverts the verdict: the run must see
- * allocations (with coll_adapt2_schedule_cache 0, every call builds its
- * schedule anew), which shows the counter sees the component's.
+ * by their stack and reported, not counted (from_transport()). `--expect-allocations` inverts the verdict: the run must
+ * see allocations (with coll_adapt2_schedule_cache 0, every call builds its schedule anew), which shows the counter
+ * sees the component's.
  *
  *   alloc_check [--calls N] [--bytes B] [--expect-allocations]
  */
@@ -88,11 +88,30 @@ static void note(void)
     }
     in_note = 0;
 }
-void *malloc(size_t n) { note(); return __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { note(); return __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { note(); return __libc_realloc(p, n); }
-void *memalign(size_t align, size_t n) { note(); return __libc_memalign(align, n); }
-void *aligned_alloc(size_t align, size_t n) { return memalign(align, n); }
+void *malloc(size_t n)
+{
+    note();
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    note();
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    note();
+    return __libc_realloc(p, n);
+}
+void *memalign(size_t align, size_t n)
+{
+    note();
+    return __libc_memalign(align, n);
+}
+void *aligned_alloc(size_t align, size_t n)
+{
+    return memalign(align, n);
+}
 int posix_memalign(void **out, size_t align, size_t n)
 {
     void *p = memalign(align, n);
@@ -111,7 +130,10 @@ static int *in, *out;
 static long long errors;
 
 /* Rank r's int k in call `it`: distinct per call, sums stay exact. */
-static int value(int r, int k, int it) { return (r + 1) * 1000 + k * 7 + it % 97; }
+static int value(int r, int k, int it)
+{
+    return (r + 1) * 1000 + k * 7 + it % 97;
+}
 
 static void fill(int kind, int count, int it)
 {
@@ -144,8 +166,10 @@ static void call(int kind, int blocking, int count)
     int *buf = in;
     if (kind == BCAST) {
         if (rank != 0) memset(buf, 0xff, (size_t) count * sizeof(int));
-        if (blocking) MPI_Bcast(buf, count, MPI_INT, 0, MPI_COMM_WORLD);
-        else MPI_Ibcast(buf, count, MPI_INT, 0, MPI_COMM_WORLD, &req), MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (blocking)
+            MPI_Bcast(buf, count, MPI_INT, 0, MPI_COMM_WORLD);
+        else
+            MPI_Ibcast(buf, count, MPI_INT, 0, MPI_COMM_WORLD, &req), MPI_Wait(&req, MPI_STATUS_IGNORE);
         return;
     }
     reduce_call(in, out, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD, kind == ALLREDUCE, blocking);
@@ -178,10 +202,14 @@ int main(int argc, char **argv)
 {
     int calls = 500, bytes = 256, expect_allocations = 0;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--bytes") && i + 1 < argc) bytes = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--expect-allocations")) expect_allocations = 1;
-        else fail("unknown argument %s", argv[i]);
+        if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+            calls = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--bytes") && i + 1 < argc)
+            bytes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--expect-allocations"))
+            expect_allocations = 1;
+        else
+            fail("unknown argument %s", argv[i]);
     }
     backtrace(first_stack, 1); /* loads the unwinder now, not inside a measured call */
     counting = 1;
@@ -209,7 +237,8 @@ int main(int argc, char **argv)
                        blocking ? "" : "i", kind_names[kind], bytes, min_got, max_got, calls);
             if (got > 0 && !expect_allocations)
                 printf("rank %d: %s%s of %d bytes allocated %ld times in %d calls\n", rank, blocking ? "" : "i",
-                       kind_names[kind], bytes, got, calls), ++errors;
+                       kind_names[kind], bytes, got, calls),
+                    ++errors;
             if (got > 0 && !expect_allocations && first_depth) {
                 fflush(stdout);
                 backtrace_symbols_fd(first_stack, first_depth, 1); /* the first one's stack */
@@ -224,8 +253,8 @@ int main(int argc, char **argv)
     if (adapt2_counter("coll_adapt2_reduce_calls") < 2L * (calls + 50))
         printf("rank %d: adapt2 did not run the reduces\n", rank), ++errors;
     if (expect_allocations && least < calls)
-        printf("rank %d: expected allocations in every case (at least one per call), saw %ld in one\n", rank,
-               least), ++errors;
+        printf("rank %d: expected allocations in every case (at least one per call), saw %ld in one\n", rank, least),
+            ++errors;
     long long all = total_errors(errors, MPI_COMM_WORLD);
     free(in);
     free(out);

@@ -142,8 +142,7 @@ static void free_layout(layout_t *l)
 
 /* Fills (root) or checks (everyone) the buffer against the call's pattern;
  * bytes outside the data runs must still hold POISON. Returns errors found. */
-static long long visit(const layout_t *l, unsigned char *buf, int count, int call, int root,
-                       int fill)
+static long long visit(const layout_t *l, unsigned char *buf, int count, int call, int root, int fill)
 {
     size_t pos = 0;
     long long errors = 0;
@@ -161,8 +160,8 @@ static long long visit(const layout_t *l, unsigned char *buf, int count, int cal
                 if (fill) {
                     *at = want;
                 } else if (*at != want && errors++ < 5) {
-                    fprintf(stderr, "rank %d: call %d root %d: packed byte %zu is %u, expected %u\n",
-                            rank, call, root, pos, *at, want);
+                    fprintf(stderr, "rank %d: call %d root %d: packed byte %zu is %u, expected %u\n", rank, call, root,
+                            pos, *at, want);
                 }
             }
             covered = l->run_offset[r] + l->run_len[r];
@@ -226,8 +225,7 @@ static long long run_one(const options_t *o, const char *type, long bytes, int *
                 MPI_Bcast(buf, count, l.type, root, MPI_COMM_WORLD);
             }
             long long e = check(&c);
-            if (e) fprintf(stderr, "rank %d: %s, %ld bytes, root %d: %lld bad bytes\n", rank, type,
-                           bytes, root, e);
+            if (e) fprintf(stderr, "rank %d: %s, %ld bytes, root %d: %lld bad bytes\n", rank, type, bytes, root, e);
             errors += e;
         }
     }
@@ -238,11 +236,11 @@ static long long run_one(const options_t *o, const char *type, long bytes, int *
 
 static void parse(int argc, char **argv, options_t *o)
 {
-    static struct option longopts[] = {
-        {"roots", 1, 0, 'r'},       {"sizes", 1, 0, 's'},    {"types", 1, 0, 't'},
-        {"algorithms", 1, 0, 'a'},  {"segsizes", 1, 0, 'g'}, {"windows", 1, 0, 'w'},
-        {"nonblocking", 0, 0, 'n'}, {"iters", 1, 0, 'i'},    {"expect", 1, 0, 'e'},
-        {0, 0, 0, 0}};
+    static struct option longopts[] = {{"roots", 1, 0, 'r'},       {"sizes", 1, 0, 's'},
+                                       {"types", 1, 0, 't'},       {"algorithms", 1, 0, 'a'},
+                                       {"segsizes", 1, 0, 'g'},    {"windows", 1, 0, 'w'},
+                                       {"nonblocking", 0, 0, 'n'}, {"iters", 1, 0, 'i'},
+                                       {"expect", 1, 0, 'e'},      {0, 0, 0, 0}};
     static char *defaults_types[] = {"byte", "int", "double", "vector", "struct", "mixed"};
     int ch;
     memset(o, 0, sizeof *o);
@@ -324,8 +322,8 @@ int main(int argc, char **argv)
                          MPI_COMM_WORLD);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("bcast_check: np %d, %d calls per rank%s: %s\n", size, calls,
-               o.nonblocking ? " (nonblocking)" : "", total ? "FAILED" : "ok");
+        printf("bcast_check: np %d, %d calls per rank%s: %s\n", size, calls, o.nonblocking ? " (nonblocking)" : "",
+               total ? "FAILED" : "ok");
     }
     MPI_Finalize();
     return total ? 1 : 0;

@@ -77,8 +77,8 @@ static long long check_struct13(int count, int root, int nonblocking, MPI_Dataty
 /* Per element: 3 shorts, then 5 chars. Each rank picks a layout by rank. */
 typedef struct layout {
     MPI_Datatype type;
-    int per_type;                /* elements of the signature per datatype item */
-    size_t extent;               /* bytes per datatype item */
+    int per_type;                         /* elements of the signature per datatype item */
+    size_t extent;                        /* bytes per datatype item */
     size_t short_at[2][3], char_at[2][5]; /* byte offsets inside the item */
 } layout_t;
 
@@ -134,8 +134,14 @@ static layout_t make_layout(int r)
     }
 }
 
-static short short_value(long e, int i, int root) { return (short) (e * 7 + i * 1000 + root); }
-static char char_value(long e, int i, int root) { return (char) (e * 13 + i * 31 + root); }
+static short short_value(long e, int i, int root)
+{
+    return (short) (e * 7 + i * 1000 + root);
+}
+static char char_value(long e, int i, int root)
+{
+    return (char) (e * 13 + i * 31 + root);
+}
 
 static long long check_mixed(int elements, int root, int nonblocking)
 {
@@ -169,8 +175,8 @@ static long long check_mixed(int elements, int root, int nonblocking)
     long long bad = 0;
     for (size_t i = 0; i < bytes; ++i) {
         if (b[i] != ref[i] && bad++ < 3) {
-            fprintf(stderr, "rank %d: mixed byte %zu of %zu (item %zu) is %d, expected %d\n", rank, i,
-                    bytes, i / l.extent, b[i], ref[i]);
+            fprintf(stderr, "rank %d: mixed byte %zu of %zu (item %zu) is %d, expected %d\n", rank, i, bytes,
+                    i / l.extent, b[i], ref[i]);
         }
     }
     MPI_Type_free(&l.type);
@@ -193,7 +199,8 @@ int main(int argc, char **argv)
     for (int c; (c = getopt_long(argc, argv, "c:r:n", opts, NULL)) != -1;) {
         if (c == 'c') {
             ncounts = 0;
-            for (char *t = strtok(optarg, ","); t && ncounts < MAX_COUNTS; t = strtok(NULL, ",")) counts[ncounts++] = atoi(t);
+            for (char *t = strtok(optarg, ","); t && ncounts < MAX_COUNTS; t = strtok(NULL, ","))
+                counts[ncounts++] = atoi(t);
         } else if (c == 'r') {
             root = atoi(optarg) % size;
         } else if (c == 'n') {

@@ -12,7 +12,7 @@
 #include "mpi_check.h"
 
 typedef struct {
-    thread_worker_t t;  /* first: the thread harness's part (mpi_check.h) */
+    thread_worker_t t; /* first: the thread harness's part (mpi_check.h) */
     int iterations;
     long long errors;
     int calls;
@@ -71,7 +71,9 @@ int main(int argc, char **argv)
         ++errors;
     }
     long long total = total_errors(errors, MPI_COMM_WORLD);
-    if (rank == 0) printf("bcast_threads: np %d, %d threads, %d calls per rank: %s\n", size, nthreads, calls, total ? "FAILED" : "ok");
+    if (rank == 0)
+        printf("bcast_threads: np %d, %d threads, %d calls per rank: %s\n", size, nthreads, calls,
+               total ? "FAILED" : "ok");
     free(w);
     MPI_Finalize();
     return total ? 1 : 0;

@@ -103,36 +103,38 @@
 
 #include "mpi_check.h"
 
-#define POISON 0xA5   /* receive buffers and holes before the call */
-#define TRASH 0x5A    /* send buffers after the call returned */
-#define SQUAT 0xC3    /* memory reallocated after a send buffer was freed */
+#define POISON 0xA5 /* receive buffers and holes before the call */
+#define TRASH 0x5A  /* send buffers after the call returned */
+#define SQUAT 0xC3  /* memory reallocated after a send buffer was freed */
 #define MAX_TIMED 512
 
 enum kind { K_BCAST, K_VBCAST, K_REDUCE, K_VREDUCE, K_UREDUCE, K_ALLREDUCE };
-static const char *kind_names[] = {"bcast", "vector bcast", "reduce", "vector reduce",
-                                   "user-op reduce", "allreduce"};
+static const char *kind_names[] = {"bcast", "vector bcast", "reduce", "vector reduce", "user-op reduce", "allreduce"};
 enum expect { E_DETACH, E_COUPLED, E_LIMITED };
 
 static struct {
     const char *test;
-    int n;             /* iterations; 0: the case's default */
-    double sleep_ms;   /* 0: the case's default */
+    int n;           /* iterations; 0: the case's default */
+    double sleep_ms; /* 0: the case's default */
     int expect;
     size_t strict;
-    int refused;       /* -1 any, 0 no, 1 yes */
-    int progress;      /* thread case: whether a progress thread runs (-1: auto) */
+    int refused;  /* -1 any, 0 no, 1 yes */
+    int progress; /* thread case: whether a progress thread runs (-1: auto) */
     int thread_multiple;
 } opt = {.expect = E_DETACH, .strict = 65536, .refused = -1, .progress = -1};
 
 static int rank, np;
 static long long errors;
-static long detach_min;   /* coll_adapt2_detach_min_message */
-static long detach_max;   /* coll_adapt2_detach_max_message */
-static int bcast_radix;   /* coll_adapt2_bcast_radix */
+static long detach_min; /* coll_adapt2_detach_min_message */
+static long detach_max; /* coll_adapt2_detach_max_message */
+static int bcast_radix; /* coll_adapt2_bcast_radix */
 
 /* Whether a broadcast or reduce of this many packed bytes may detach. */
-static int detaches(size_t bytes) { return (long) bytes > detach_min && (long) bytes <= detach_max; }
-static MPI_Op user_sum;   /* a user-defined sum: never detaches */
+static int detaches(size_t bytes)
+{
+    return (long) bytes > detach_min && (long) bytes <= detach_max;
+}
+static MPI_Op user_sum; /* a user-defined sum: never detaches */
 
 /* ---- small tools ------------------------------------------------------- */
 
@@ -184,7 +186,10 @@ static long long counter(const char *name)
     if (v < 0) fail("no MPI_T counter %s: adapt2 not loaded, or older than the test", name);
     return v;
 }
-static long long detached(void) { return counter("coll_adapt2_detached_calls"); }
+static long long detached(void)
+{
+    return counter("coll_adapt2_detached_calls");
+}
 
 /* An int control variable (adapt2_get_long reads longs only). */
 static int cvar_int(const char *name)
@@ -258,18 +263,21 @@ static void user_sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
 /* The vector layout: blocks of 3 ints every 5 ints. */
 #define VBLOCK 3
 #define VSTRIDE 5
-static size_t vec_int_offset(size_t k) { return (k / VBLOCK) * VSTRIDE + k % VBLOCK; }
+static size_t vec_int_offset(size_t k)
+{
+    return (k / VBLOCK) * VSTRIDE + k % VBLOCK;
+}
 
 typedef struct call {
     int kind, nonblocking, id, root;
-    size_t bytes;          /* requested; packed bytes may be rounded for vectors */
+    size_t bytes; /* requested; packed bytes may be rounded for vectors */
     MPI_Comm comm;
     int crank, csize;
     /* filled by call_prepare */
-    size_t nints;          /* ints in the message (all kinds but K_BCAST) */
+    size_t nints;              /* ints in the message (all kinds but K_BCAST) */
     MPI_Datatype stype, rtype; /* datatypes: send side / receive side (vectors) */
     int scount, rcount;
-    int svec, rvec;        /* buffer laid out as the vector type */
+    int svec, rvec; /* buffer laid out as the vector type */
     void *sbuf, *rbuf;
     size_t sbytes, rbytes; /* allocated */
     MPI_Request req;
@@ -359,9 +367,7 @@ static void call_start(call_t *c)
             MPI_Reduce(c->sbuf, c->rbuf, c->scount, c->stype, op, c->root, c->comm);
         break;
     }
-    case K_ALLREDUCE:
-        MPI_Allreduce(c->sbuf, c->rbuf, c->scount, c->stype, MPI_SUM, c->comm);
-        break;
+    case K_ALLREDUCE: MPI_Allreduce(c->sbuf, c->rbuf, c->scount, c->stype, MPI_SUM, c->comm); break;
     }
 }
 
@@ -377,8 +383,7 @@ static void call_finish(call_t *c)
 {
     char what[160];
     snprintf(what, sizeof what, "call %d (%s%s, %zu bytes, root %d, comm rank %d of %d)", c->id,
-             c->nonblocking ? "non-blocking " : "", kind_names[c->kind], c->bytes, c->root, c->crank,
-             c->csize);
+             c->nonblocking ? "non-blocking " : "", kind_names[c->kind], c->bytes, c->root, c->crank, c->csize);
     const int is_root = c->crank == c->root;
     const int sends_only = (c->kind == K_BCAST || c->kind == K_VBCAST) ? is_root : c->kind != K_ALLREDUCE;
     if (c->svec || c->rvec) {
@@ -398,8 +403,9 @@ static void call_finish(call_t *c)
                 if (!bad++) first = i;
             }
         }
-        if (bad) report("%s: %lld of %zu bytes wrong, first at %zu (0x%02x, expected 0x%02x)", what, bad, c->bytes,
-                        first, b[first], pattern_byte(c->id, c->root, first));
+        if (bad)
+            report("%s: %lld of %zu bytes wrong, first at %zu (0x%02x, expected 0x%02x)", what, bad, c->bytes, first,
+                   b[first], pattern_byte(c->id, c->root, first));
     } else if (c->kind == K_VBCAST && !is_root) {
         const unsigned char *b = c->sbuf;
         size_t packed = c->nints * sizeof(int);
@@ -423,8 +429,9 @@ static void call_finish(call_t *c)
             int v = r[c->rvec ? vec_int_offset(k) : k];
             if (v != sum && !bad++) first = k, got = v, want = sum;
         }
-        if (bad) report("%s: %lld of %zu sums wrong, first at int %zu (%d, expected %d)", what, bad, c->nints, first,
-                        got, want);
+        if (bad)
+            report("%s: %lld of %zu sums wrong, first at int %zu (%d, expected %d)", what, bad, c->nints, first, got,
+                   want);
         if (c->rvec) {
             const unsigned char *b = c->rbuf;
             long long holes = 0;
@@ -545,7 +552,10 @@ static int is_sleeper(const spec_t *s, int r)
     return 0;
 }
 
-static int is_bcast(const spec_t *s) { return s->kind == K_BCAST || s->kind == K_VBCAST; }
+static int is_bcast(const spec_t *s)
+{
+    return s->kind == K_BCAST || s->kind == K_VBCAST;
+}
 
 /* The packed bytes of the call (vectors hold whole blocks of 3 ints). */
 static size_t packed(const spec_t *s)
@@ -555,7 +565,10 @@ static size_t packed(const spec_t *s)
     if (s->kind == K_VBCAST || s->kind == K_VREDUCE) n = n / VBLOCK * VBLOCK;
     return (n < VBLOCK ? VBLOCK : n) * sizeof(int);
 }
-static int is_reduce(const spec_t *s) { return s->kind == K_REDUCE || s->kind == K_VREDUCE; }
+static int is_reduce(const spec_t *s)
+{
+    return s->kind == K_REDUCE || s->kind == K_VREDUCE;
+}
 
 /* The ranks that must return before the sleepers enter (detached), or
  * that cannot (controls). */
@@ -580,8 +593,8 @@ static int must_return(const spec_t *s)
 /* Whether the sleepers must find the watched ranks still in the call. */
 static int must_wait(const spec_t *s)
 {
-    if (s->kind == K_ALLREDUCE) return 1;                      /* needs everybody's data */
-    if (s->kind == K_UREDUCE) return s->bytes >= opt.strict;   /* user ops never detach */
+    if (s->kind == K_ALLREDUCE) return 1;                    /* needs everybody's data */
+    if (s->kind == K_UREDUCE) return s->bytes >= opt.strict; /* user ops never detach */
     /* not detaching: rendezvous sends need the sleeper if it is a child of
      * the root, as in the flat trees adapt2 uses for up to radix + 1 ranks
      * (a reduce's sleeper is the root: its children must wait) */
@@ -596,8 +609,12 @@ static int must_wait(const spec_t *s)
 static void run_timed(const spec_t *s, double ms)
 {
     if (ntimed == MAX_TIMED) fail("too many timed calls");
-    call_t c = {.kind = s->kind, .nonblocking = s->nonblocking, .id = call_ids++, .root = s->root,
-                .bytes = s->bytes, .comm = MPI_COMM_WORLD};
+    call_t c = {.kind = s->kind,
+                .nonblocking = s->nonblocking,
+                .id = call_ids++,
+                .root = s->root,
+                .bytes = s->bytes,
+                .comm = MPI_COMM_WORLD};
     int who[64];
     int nwho = watched(s, who);
     long mark = ++marks;
@@ -625,11 +642,11 @@ typedef struct stamps {
     const double *bar, *entry, *ret, *delta, *saw; /* [rank * MAX_TIMED + i] */
     int i;
 } stamps_t;
-#define BAR(r) st->bar[(r) * MAX_TIMED + st->i]
-#define E(r) st->entry[(r) * MAX_TIMED + st->i]
-#define R(r) st->ret[(r) * MAX_TIMED + st->i]
-#define D(r) ((long long) st->delta[(r) * MAX_TIMED + st->i])
-#define SAW(r) ((int) st->saw[(r) * MAX_TIMED + st->i])
+#define BAR(r) st->bar[(r) *MAX_TIMED + st->i]
+#define E(r) st->entry[(r) *MAX_TIMED + st->i]
+#define R(r) st->ret[(r) *MAX_TIMED + st->i]
+#define D(r) ((long long) st->delta[(r) *MAX_TIMED + st->i])
+#define SAW(r) ((int) st->saw[(r) *MAX_TIMED + st->i])
 
 static void verify_one(const spec_t *s, const stamps_t *st, int *orders, int *counts)
 {
@@ -650,14 +667,18 @@ static void verify_one(const spec_t *s, const stamps_t *st, int *orders, int *co
             ++*orders;
         } else if (must_return(s)) {
             if (!SAW(z))
-                report("%s: sleeper %d gave up waiting for the %s to return from the call (it waited for the "
-                       "sleeper?) and entered it", what, z, is_bcast(s) ? "root" : "non-roots");
+                report(
+                    "%s: sleeper %d gave up waiting for the %s to return from the call (it waited for the "
+                    "sleeper?) and entered it",
+                    what, z, is_bcast(s) ? "root" : "non-roots");
             ++*orders;
             /* the marks are causal: the clocks must agree */
             for (int i = 0; i < nwho && SAW(z); ++i)
                 if (R(who[i]) >= E(z))
-                    report("%s: rank %d's return is stamped after sleeper %d's entry, though it posted before: "
-                           "CLOCK_MONOTONIC differs between processes?", what, who[i], z);
+                    report(
+                        "%s: rank %d's return is stamped after sleeper %d's entry, though it posted before: "
+                        "CLOCK_MONOTONIC differs between processes?",
+                        what, who[i], z);
         }
     }
     if (control || !detaches(packed(s))) {
@@ -672,11 +693,12 @@ static void verify_one(const spec_t *s, const stamps_t *st, int *orders, int *co
          * whose children all entered serves them from the user's buffer and
          * an interior ancestor of the sleeper detaches instead. */
         long long sum = 0;
-        for (int r = 0; r < np; ++r)
-            sum += D(r);
+        for (int r = 0; r < np; ++r) sum += D(r);
         if (D(s->root) > 1 || sum < 1)
-            report("%s: root counted %lld detached calls, all ranks %lld; expected the root or an "
-                   "ancestor of the sleeper to detach once", what, D(s->root), sum);
+            report(
+                "%s: root counted %lld detached calls, all ranks %lld; expected the root or an "
+                "ancestor of the sleeper to detach once",
+                what, D(s->root), sum);
     } else {
         long long sum = 0;
         for (int r = 0; r < np; ++r)
@@ -709,9 +731,11 @@ static void verify_timed(void)
         for (int r = 1; r < np; ++r)
             if (BAR(r) < t0) t0 = BAR(r);
         for (int r = 0; r < np; ++r)
-            fprintf(stderr, "    timed call %d, rank %d%s: left barrier %.3f, entered %.3f, returned %.3f ms; "
-                    "%lld detached\n", i, r, is_sleeper(&specs[i], r) ? " (sleeper)" : "",
-                    1e3 * (BAR(r) - t0), 1e3 * (E(r) - t0), 1e3 * (R(r) - t0), D(r));
+            fprintf(stderr,
+                    "    timed call %d, rank %d%s: left barrier %.3f, entered %.3f, returned %.3f ms; "
+                    "%lld detached\n",
+                    i, r, is_sleeper(&specs[i], r) ? " (sleeper)" : "", 1e3 * (BAR(r) - t0), 1e3 * (E(r) - t0),
+                    1e3 * (R(r) - t0), D(r));
     }
     printf("detach_check: %d timed calls, %d return-order and %d counter checks\n", ntimed, orders, counts);
     for (int k = 0; k < 5; ++k) free(all[k]);
@@ -735,8 +759,11 @@ static void back_to_back(int count, uint64_t seed, MPI_Comm comm)
     MPI_Comm_size(comm, &csize);
     for (int j = 0; j < count; ++j) {
         uint64_t h = mix(seed * 1000 + (uint64_t) j);
-        call_t c = {.kind = kinds[h % 5], .nonblocking = (h >> 8) % 3 == 0, .id = call_ids++,
-                    .root = (int) ((h >> 16) % (uint64_t) csize), .bytes = three_sizes[(h >> 24) % 3],
+        call_t c = {.kind = kinds[h % 5],
+                    .nonblocking = (h >> 8) % 3 == 0,
+                    .id = call_ids++,
+                    .root = (int) ((h >> 16) % (uint64_t) csize),
+                    .bytes = three_sizes[(h >> 24) % 3],
                     .comm = comm};
         if ((int) ((h >> 32) % (uint64_t) np) == rank) sleep_ms((double) ((h >> 40) % 3000) / 1000.0);
         run_call(&c);
@@ -751,8 +778,7 @@ static void case_delay(void)
     long long d0 = detached();
     int was_root_of_big_bcast = 0;
     for (int it = 0; it < n; ++it) {
-        spec_t s = {.kind = kinds[it % 8], .bytes = three_sizes[(it + it / 8) % 3],
-                    .root = (it * 3 + it / 8) % np};
+        spec_t s = {.kind = kinds[it % 8], .bytes = three_sizes[(it + it / 8) % 3], .root = (it * 3 + it / 8) % np};
         if (s.kind == K_BCAST) {
             s.sleepers[0] = (s.root + 1 + it % (np - 1)) % np;
             s.nsleep = 1;
@@ -775,8 +801,10 @@ static void case_delay(void)
 
 static void case_reuse(void)
 {
-    static const struct { int kind, nb; } kinds[] = {
-        {K_BCAST, 0}, {K_BCAST, 1}, {K_VBCAST, 0}, {K_VBCAST, 1},
+    static const struct {
+        int kind, nb;
+    } kinds[] = {
+        {K_BCAST, 0},  {K_BCAST, 1},  {K_VBCAST, 0},  {K_VBCAST, 1},
         {K_REDUCE, 0}, {K_REDUCE, 1}, {K_VREDUCE, 0}, {K_VREDUCE, 1},
     };
     int n = opt.n ? opt.n : 48;
@@ -787,8 +815,11 @@ static void case_reuse(void)
         printf("detach_check reuse: vector reduces replaced by int reduces (run with --mca mpi_param_check 0)\n");
     for (int it = 0; it < n; ++it) {
         int kind = kinds[it % 8].kind == K_VREDUCE && !vreduce ? K_REDUCE : kinds[it % 8].kind;
-        spec_t s = {.kind = kind, .nonblocking = kinds[it % 8].nb, .bytes = three_sizes[(it + it / 8) % 3],
-                    .root = (it * 5 + it / 8) % np, .nsleep = 1};
+        spec_t s = {.kind = kind,
+                    .nonblocking = kinds[it % 8].nb,
+                    .bytes = three_sizes[(it + it / 8) % 3],
+                    .root = (it * 5 + it / 8) % np,
+                    .nsleep = 1};
         s.sleepers[0] = is_bcast(&s) ? (s.root + 1 + it % (np - 1)) % np : s.root;
         run_timed(&s, ms);
     }
@@ -817,14 +848,20 @@ static void case_comms(void)
             int ci = (int) (g % 3), csize;
             MPI_Comm_size(comms[ci], &csize);
             static const int kinds[] = {K_BCAST, K_REDUCE, K_VBCAST};
-            c[j] = (call_t){.kind = kinds[(g >> 4) % 3], .nonblocking = batch > 1 || (g >> 8) % 2,
-                            .id = call_ids++, .root = (int) ((g >> 12) % (uint64_t) csize),
-                            .bytes = sizes[(g >> 20) % 6], .comm = comms[ci]};
+            c[j] = (call_t){.kind = kinds[(g >> 4) % 3],
+                            .nonblocking = batch > 1 || (g >> 8) % 2,
+                            .id = call_ids++,
+                            .root = (int) ((g >> 12) % (uint64_t) csize),
+                            .bytes = sizes[(g >> 20) % 6],
+                            .comm = comms[ci]};
             if ((int) ((g >> 28) % (uint64_t) (np + 2)) == rank) sleep_ms((double) ((g >> 36) % 3000) / 1000.0);
             call_prepare(&c[j]);
             call_start(&c[j]);
             if (csize > 1) { /* adapt2 declines single-process communicators */
-                if (c[j].kind == K_REDUCE) ++want_r; else ++want_b;
+                if (c[j].kind == K_REDUCE)
+                    ++want_r;
+                else
+                    ++want_b;
             }
         }
         int order[6];
@@ -876,8 +913,12 @@ static void cap_part(int reduce, long long *waits, long long *refused)
     static const size_t kb64 = 65536;
     const size_t sizes[] = {kb64, kb64, kb64, kb64, kb64, kb64, 1 << 20, kb64, kb64};
     for (int j = 0; j < (int) (sizeof sizes / sizeof sizes[0]); ++j) {
-        call_t c = {.kind = reduce ? K_REDUCE : K_BCAST, .nonblocking = j == FILL + 1 || j == FILL + 4,
-                    .id = call_ids++, .root = reduce ? sleeper : 0, .bytes = sizes[j], .comm = MPI_COMM_WORLD};
+        call_t c = {.kind = reduce ? K_REDUCE : K_BCAST,
+                    .nonblocking = j == FILL + 1 || j == FILL + 4,
+                    .id = call_ids++,
+                    .root = reduce ? sleeper : 0,
+                    .bytes = sizes[j],
+                    .comm = MPI_COMM_WORLD};
         run_call(&c);
         if (j == FILL - 1 && sender) post(mark);
     }
@@ -934,8 +975,7 @@ static int sleeper_waits_for_all(long mark)
     for (int r = 0; r < np - 1; ++r) who[n++] = r;
     int ok = detaches(1 << 20) ? await_required(who, n, mark) : await_marks(who, n, mark, SHORT_MS);
     sleep_ms(20);
-    if (!ok && detaches(1 << 20))
-        report("the other ranks did not return from their calls while the last rank slept");
+    if (!ok && detaches(1 << 20)) report("the other ranks did not return from their calls while the last rank slept");
     return ok;
 }
 
@@ -957,8 +997,10 @@ static void detached_then_free(int disconnect)
         sleeper_waits_for_all(mark);
         for (int r = 0; r < np - 1 && detaches(65536) && bcast_radix >= np - 1; ++r)
             if (__atomic_load_n(&board[r], __ATOMIC_ACQUIRE) >= freed)
-                report("rank %d returned from %s while its detached sends to rank %d were still waiting for it: "
-                       "nothing drained", r, disconnect ? "MPI_Comm_disconnect" : "MPI_Comm_free", sleeper);
+                report(
+                    "rank %d returned from %s while its detached sends to rank %d were still waiting for it: "
+                    "nothing drained",
+                    r, disconnect ? "MPI_Comm_disconnect" : "MPI_Comm_free", sleeper);
     }
     long long d0 = detached();
     call_t c = {.kind = K_BCAST, .id = call_ids++, .root = 0, .bytes = 1 << 20, .comm = comm};
@@ -1002,7 +1044,11 @@ static void case_finalize(void)
     long long d0 = detached();
     call_t c = {.kind = K_BCAST, .id = call_ids++, .root = 0, .bytes = 1 << 20, .comm = MPI_COMM_WORLD};
     run_call(&c);
-    c = (call_t){.kind = K_REDUCE, .nonblocking = 1, .id = call_ids++, .root = sleeper, .bytes = 1 << 20,
+    c = (call_t){.kind = K_REDUCE,
+                 .nonblocking = 1,
+                 .id = call_ids++,
+                 .root = sleeper,
+                 .bytes = 1 << 20,
                  .comm = MPI_COMM_WORLD};
     run_call(&c);
     c = (call_t){.kind = K_REDUCE, .id = call_ids++, .root = sleeper, .bytes = 65536, .comm = MPI_COMM_WORLD};
@@ -1038,8 +1084,8 @@ static void case_thread(void)
      * MPI_THREAD_MULTIPLE, adapt2's own UCX worker with transport=ucx (if
      * adapt2 has UCX: else --progress no), and is not started otherwise */
     const int thread = opt.progress >= 0 ? opt.progress
-                       : cvar_int("coll_adapt2_progress_thread") == 1 &&
-                             (provided == MPI_THREAD_MULTIPLE || !strcmp(transport, "ucx"));
+                                         : cvar_int("coll_adapt2_progress_thread") == 1 &&
+                                               (provided == MPI_THREAD_MULTIPLE || !strcmp(transport, "ucx"));
     adapt2_set_string("coll_adapt2_reduce_algorithm", "pipeline");
     int one = 1, zero = 0;
     for (int round = 0; round < TROUNDS; ++round) {
@@ -1065,11 +1111,15 @@ static void case_thread(void)
             if (detaches(1 << 20) && d != 1)
                 report("round %d: rank 1 counted %lld detached calls, expected 1", round, d);
             if (thread && !saw)
-                report("round %d: with the progress thread, rank 0's reduce did not complete in %.0f ms while "
-                       "rank 1 computed", round, MUST_COME_MS);
+                report(
+                    "round %d: with the progress thread, rank 0's reduce did not complete in %.0f ms while "
+                    "rank 1 computed",
+                    round, MUST_COME_MS);
             if (!thread && saw)
-                report("round %d: without a progress thread, rank 0's reduce completed while rank 1 (which "
-                       "must combine rank 2's data) made no MPI call", round);
+                report(
+                    "round %d: without a progress thread, rank 0's reduce completed while rank 1 (which "
+                    "must combine rank 2's data) made no MPI call",
+                    round);
             printf("detach_check thread: round %d: %s; rank 1 in its reduce %.3f ms, computed %.1f ms%s\n", round,
                    thread ? "progress thread" : "no progress thread", 1e3 * (t_out - t_in), 1e3 * (t_wake - t_out),
                    saw ? " until rank 0 was done" : " (rank 0 not done)");
@@ -1083,7 +1133,7 @@ static void case_thread(void)
 
 int main(int argc, char **argv)
 {
-    static struct option longopts[] = {{"expect", 1, 0, 'e'}, {"strict", 1, 0, 'S'}, {"refused", 1, 0, 'r'},
+    static struct option longopts[] = {{"expect", 1, 0, 'e'}, {"strict", 1, 0, 'S'},   {"refused", 1, 0, 'r'},
                                        {"thread", 1, 0, 'T'}, {"progress", 1, 0, 'P'}, {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "t:n:s:", longopts, NULL)) != -1) {
@@ -1091,7 +1141,9 @@ int main(int argc, char **argv)
         case 't': opt.test = optarg; break;
         case 'n': opt.n = atoi(optarg); break;
         case 's': opt.sleep_ms = atof(optarg); break;
-        case 'e': opt.expect = !strcmp(optarg, "coupled") ? E_COUPLED : !strcmp(optarg, "limited") ? E_LIMITED : E_DETACH; break;
+        case 'e':
+            opt.expect = !strcmp(optarg, "coupled") ? E_COUPLED : !strcmp(optarg, "limited") ? E_LIMITED : E_DETACH;
+            break;
         case 'S': opt.strict = (size_t) atol(optarg); break;
         case 'r': opt.refused = !strcmp(optarg, "yes") ? 1 : !strcmp(optarg, "no") ? 0 : -1; break;
         case 'T': opt.thread_multiple = !strcmp(optarg, "multiple"); break;
@@ -1117,17 +1169,25 @@ int main(int argc, char **argv)
     if (opt.expect == E_COUPLED && detach_max != 0)
         fail("--expect coupled needs --mca coll_adapt2_detach_max_message 0");
     if (opt.expect == E_DETACH && detach_max < (1 << 20))
-        fail("--expect detach needs coll_adapt2_detach_max_message >= 1 MiB (is %ld): pass --expect limited", detach_max);
+        fail("--expect detach needs coll_adapt2_detach_max_message >= 1 MiB (is %ld): pass --expect limited",
+             detach_max);
     board_open();
 
     const int finalize = !strcmp(opt.test, "finalize");
-    if (!strcmp(opt.test, "delay")) case_delay();
-    else if (!strcmp(opt.test, "reuse")) case_reuse();
-    else if (!strcmp(opt.test, "comms")) case_comms();
-    else if (!strcmp(opt.test, "cap")) case_cap();
-    else if (finalize) case_finalize();
-    else if (!strcmp(opt.test, "thread")) case_thread();
-    else fail("unknown case %s", opt.test);
+    if (!strcmp(opt.test, "delay"))
+        case_delay();
+    else if (!strcmp(opt.test, "reuse"))
+        case_reuse();
+    else if (!strcmp(opt.test, "comms"))
+        case_comms();
+    else if (!strcmp(opt.test, "cap"))
+        case_cap();
+    else if (finalize)
+        case_finalize();
+    else if (!strcmp(opt.test, "thread"))
+        case_thread();
+    else
+        fail("unknown case %s", opt.test);
 
     long long total = 0;
     if (!finalize) { /* finalize: nothing may come between the last calls and MPI_Finalize */

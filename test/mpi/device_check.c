@@ -24,7 +24,10 @@
 
 static int rank, size, on_device;
 
-static int int_value(int r, int i, int call) { return (r + 1) * 1000 + (i * 7 + call) % 991; }
+static int int_value(int r, int i, int call)
+{
+    return (r + 1) * 1000 + (i * 7 + call) % 991;
+}
 
 /* What op gives over every rank's int_value (commutative ops only). */
 static int int_expected(MPI_Op op, int i, int call)
@@ -32,14 +35,20 @@ static int int_expected(MPI_Op op, int i, int call)
     int acc = int_value(0, i, call);
     for (int r = 1; r < size; ++r) {
         int x = int_value(r, i, call);
-        if (MPI_SUM == op) acc += x;
-        else if (MPI_MAX == op) acc = x > acc ? x : acc;
-        else if (MPI_BAND == op) acc &= x;
+        if (MPI_SUM == op)
+            acc += x;
+        else if (MPI_MAX == op)
+            acc = x > acc ? x : acc;
+        else if (MPI_BAND == op)
+            acc &= x;
     }
     return acc;
 }
 
-static int prod_operand(int r, int i, int call) { return int_value(r, i, call) % 7 + 1; }
+static int prod_operand(int r, int i, int call)
+{
+    return int_value(r, i, call) % 7 + 1;
+}
 
 static void check_bcast(int call, int root, int count, int blocking)
 {
@@ -61,8 +70,8 @@ static void check_bcast(int call, int root, int count, int blocking)
     free(buf);
 }
 
-static void check_int_reduction(int call, MPI_Op op, const char *opname, int root, int count, int all,
-                                int blocking, int in_place)
+static void check_int_reduction(int call, MPI_Op op, const char *opname, int root, int count, int all, int blocking,
+                                int in_place)
 {
     int *in = malloc((size_t) count * sizeof *in), *out = malloc((size_t) count * sizeof *out);
     for (int i = 0; i < count; ++i) {
@@ -80,9 +89,8 @@ static void check_int_reduction(int call, MPI_Op op, const char *opname, int roo
             want = (int) p;
         }
         if (out[i] != want) {
-            fail("%s %s of %d ints root %d%s%s: element %d is %d, expected %d", all ? "allreduce" : "reduce",
-                 opname, count, root, blocking ? "" : " (non-blocking)", here_in_place ? " in place" : "", i,
-                 out[i], want);
+            fail("%s %s of %d ints root %d%s%s: element %d is %d, expected %d", all ? "allreduce" : "reduce", opname,
+                 count, root, blocking ? "" : " (non-blocking)", here_in_place ? " in place" : "", i, out[i], want);
         }
     }
     free(in);
@@ -106,7 +114,9 @@ static void check_float_sum(int call, int root, int count, int all)
 
 static void check_minloc(int call, int root, int count, int all)
 {
-    struct { int v, i; } *in = malloc((size_t) count * sizeof *in), *out = malloc((size_t) count * sizeof *out);
+    struct {
+        int v, i;
+    } *in = malloc((size_t) count * sizeof *in), *out = malloc((size_t) count * sizeof *out);
     for (int i = 0; i < count; ++i) {
         in[i].v = (i * 31 + rank * 17 + call) % (size + 3); /* ties across ranks */
         in[i].i = rank;
@@ -119,8 +129,7 @@ static void check_minloc(int call, int root, int count, int all)
             if (where < 0 || v < best) best = v, where = r;
         }
         if (out[i].v != best || out[i].i != where) {
-            fail("minloc of %d: element %d is (%d,%d), expected (%d,%d)", count, i, out[i].v, out[i].i, best,
-                 where);
+            fail("minloc of %d: element %d is (%d,%d), expected (%d,%d)", count, i, out[i].v, out[i].i, best, where);
         }
     }
     free(in);

@@ -36,8 +36,7 @@ static void check(const int *buf, int n, int call, int root, const char *what)
     for (int k = 0; k < n; ++k) {
         if (buf[k] != call * 100003 + root * 7919 + k) {
             if (errors++ < 5) {
-                fprintf(stderr, "rank %d: %s call %d (root %d): element %d is %d\n", rank, what, call, root, k,
-                        buf[k]);
+                fprintf(stderr, "rank %d: %s call %d (root %d): element %d is %d\n", rank, what, call, root, k, buf[k]);
             }
             return;
         }
@@ -46,7 +45,10 @@ static void check(const int *buf, int n, int call, int root, const char *what)
 
 /* One round on `comm`: the calls every rank makes in the same order. */
 /* value of rank r's element k of allreduce `call` */
-static int term(int r, int call, int k) { return (r + 1) * (call % 13 + 1) + k; }
+static int term(int r, int call, int k)
+{
+    return (r + 1) * (call % 13 + 1) + k;
+}
 
 /* Small blocking allreduces (MPI_SUM in place and not, MPI_MAX) while an
  * Iallreduce is in flight; each result checked. Returns the blocking calls. */
@@ -67,9 +69,10 @@ static int allreduces_on(MPI_Comm comm, int call)
             isum += term(r, call + 1, k);
         }
         if ((out[k] != sum || inplace[k] != term(size - 1, call, k) || iout[k] != isum) && errors++ < 5) {
-            fprintf(stderr, "rank %d: allreduce call %d element %d: sum %d (want %d), max %d (want %d), "
-                    "isum %d (want %d)\n", rank, call, k, out[k], sum, inplace[k], term(size - 1, call, k),
-                    iout[k], isum);
+            fprintf(stderr,
+                    "rank %d: allreduce call %d element %d: sum %d (want %d), max %d (want %d), "
+                    "isum %d (want %d)\n",
+                    rank, call, k, out[k], sum, inplace[k], term(size - 1, call, k), iout[k], isum);
         }
     }
     return 2;

@@ -44,11 +44,10 @@ static options_t o = {.victim = 1, .min_ms = -1, .bytes = 64L << 20, .calls = 10
 
 static void parse(int argc, char **argv)
 {
-    static struct option longopts[] = {
-        {"victim", 1, 0, 'v'},  {"self-kill", 1, 0, 'k'}, {"seed", 1, 0, 's'},
-        {"stamp", 1, 0, 'f'},   {"pid-dir", 1, 0, 'p'},   {"bytes", 1, 0, 'b'},
-        {"calls", 1, 0, 'c'}, {"thread-multiple", 0, 0, 'm'}, {"tag", 1, 0, 'g'},
-        {0, 0, 0, 0}};
+    static struct option longopts[] = {{"victim", 1, 0, 'v'}, {"self-kill", 1, 0, 'k'},       {"seed", 1, 0, 's'},
+                                       {"stamp", 1, 0, 'f'},  {"pid-dir", 1, 0, 'p'},         {"bytes", 1, 0, 'b'},
+                                       {"calls", 1, 0, 'c'},  {"thread-multiple", 0, 0, 'm'}, {"tag", 1, 0, 'g'},
+                                       {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "v:k:s:f:p:b:c:mg:", longopts, NULL)) != -1) {
         switch (ch) {
@@ -121,8 +120,10 @@ int main(int argc, char **argv)
     }
     for (long call = 0; call < o.calls; ++call) {
         if (call == 0 && o.min_ms >= 0 && rank == o.victim) pthread_create(&th, NULL, killer, &delay_ms);
-        if (call % 2) MPI_Allreduce(a, b, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        else MPI_Bcast(b, count, MPI_INT, (int) (call / 2 % size), MPI_COMM_WORLD);
+        if (call % 2)
+            MPI_Allreduce(a, b, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(b, count, MPI_INT, (int) (call / 2 % size), MPI_COMM_WORLD);
         /* after the first call, so the kill comes while a collective is on */
         if (call == 0 && o.pid_dir) write_pid(rank);
     }

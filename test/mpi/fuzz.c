@@ -72,7 +72,10 @@ static void on_signal(int sig)
     _exit(sig == SIGALRM ? 3 : 128 + sig);
 }
 
-static void set_state(int list, int call, char s) { state_line[list + call] = s; }
+static void set_state(int list, int call, char s)
+{
+    state_line[list + call] = s;
+}
 #define STATE_PREV state_prev
 #define STATE_ADAPT2 state_adapt2
 
@@ -196,7 +199,8 @@ static void prepare_signals(const case_t *k)
     size_t at = 0, n = sizeof crash_text;
     at += (size_t) snprintf(crash_text + at, n - at,
                             "fuzz: [rank %d] stopped in case %ld of seed %llu (timed out after %d s, or killed: "
-                            "a peer aborted)\n", wrank, k->index, (unsigned long long) opt.seed, opt.case_timeout);
+                            "a peer aborted)\n",
+                            wrank, k->index, (unsigned long long) opt.seed, opt.case_timeout);
     if (wrank == 0 && at < n) at += (size_t) snprintf(crash_text + at, n - at, "%s", k->desc);
     if (at < n) at += (size_t) snprintf(crash_text + at, n - at, "reproduce: %s --case %ld\n", repro_prefix, k->index);
     crash_len = at < n ? at : n - 1;
@@ -258,9 +262,10 @@ static long long run_case(long index)
 static void usage(void)
 {
     if (wrank == 0)
-        fprintf(stderr, "usage: fuzz [--seed S] [--cases N] [--case K] [--time-budget SECONDS] [--max-count N]\n"
-                        "            [--max-bytes B] [--case-timeout SECONDS] [--depth D] [--set PARAM=VALUE]...\n"
-                        "            [--skip-calls LIST] [--allow-pair-padding] [--keep-going] [-v]\n");
+        fprintf(stderr,
+                "usage: fuzz [--seed S] [--cases N] [--case K] [--time-budget SECONDS] [--max-count N]\n"
+                "            [--max-bytes B] [--case-timeout SECONDS] [--depth D] [--set PARAM=VALUE]...\n"
+                "            [--skip-calls LIST] [--allow-pair-padding] [--keep-going] [-v]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -269,27 +274,39 @@ static void parse(int argc, char **argv)
 {
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-v")) opt.verbose = 1;
-        else if (!strcmp(a, "--keep-going")) opt.keep_going = 1;
-        else if (!strcmp(a, "--allow-pair-padding")) allow_pair_padding = 1;
-        else if (!v) usage();
-        else if (!strcmp(a, "--seed")) opt.seed = strtoull(v, NULL, 0), ++i;
-        else if (!strcmp(a, "--cases")) opt.cases = atol(v), ++i;
-        else if (!strcmp(a, "--case")) opt.only_case = atol(v), ++i;
-        else if (!strcmp(a, "--time-budget")) opt.time_budget = atof(v), ++i;
-        else if (!strcmp(a, "--max-count")) opt.max_count = atol(v), ++i;
-        else if (!strcmp(a, "--max-bytes")) opt.max_bytes = atol(v), ++i;
-        else if (!strcmp(a, "--case-timeout")) opt.case_timeout = atoi(v), ++i;
-        else if (!strcmp(a, "--depth")) opt.depth = atoi(v), ++i;
-        else if (!strcmp(a, "--set") && strchr(v, '=') && npins < MAX_PINS) pins[npins++] = argv[++i];
+        if (!strcmp(a, "-v"))
+            opt.verbose = 1;
+        else if (!strcmp(a, "--keep-going"))
+            opt.keep_going = 1;
+        else if (!strcmp(a, "--allow-pair-padding"))
+            allow_pair_padding = 1;
+        else if (!v)
+            usage();
+        else if (!strcmp(a, "--seed"))
+            opt.seed = strtoull(v, NULL, 0), ++i;
+        else if (!strcmp(a, "--cases"))
+            opt.cases = atol(v), ++i;
+        else if (!strcmp(a, "--case"))
+            opt.only_case = atol(v), ++i;
+        else if (!strcmp(a, "--time-budget"))
+            opt.time_budget = atof(v), ++i;
+        else if (!strcmp(a, "--max-count"))
+            opt.max_count = atol(v), ++i;
+        else if (!strcmp(a, "--max-bytes"))
+            opt.max_bytes = atol(v), ++i;
+        else if (!strcmp(a, "--case-timeout"))
+            opt.case_timeout = atoi(v), ++i;
+        else if (!strcmp(a, "--depth"))
+            opt.depth = atoi(v), ++i;
+        else if (!strcmp(a, "--set") && strchr(v, '=') && npins < MAX_PINS)
+            pins[npins++] = argv[++i];
         else if (!strcmp(a, "--skip-calls")) {
             for (char *s = argv[++i]; *s; ++s)
                 if (*s >= '0' && *s < '0' + MAX_CALLS) skip_calls |= 1u << (*s - '0');
-        }
-        else usage();
+        } else
+            usage();
     }
-    if (opt.max_count < 0 || opt.max_count > INT_MAX || opt.max_bytes < 1 || opt.depth < 0 || opt.depth > 3)
-        usage();
+    if (opt.max_count < 0 || opt.max_count > INT_MAX || opt.max_bytes < 1 || opt.depth < 0 || opt.depth > 3) usage();
 }
 
 /* The mpirun command that reruns one case: the MCA settings this process
@@ -298,8 +315,8 @@ static void parse(int argc, char **argv)
 static void build_repro(const char *argv0)
 {
     extern char **environ;
-    static const char *prefixes[] = {"coll", "pml", "btl", "op", "mtl", "osc", "mpi_param_check",
-                                     "mpi_yield_when_idle", "mca_base_component_path"};
+    static const char *prefixes[] = {
+        "coll", "pml", "btl", "op", "mtl", "osc", "mpi_param_check", "mpi_yield_when_idle", "mca_base_component_path"};
     size_t at = 0, n = sizeof repro_prefix;
     char path[PATH_MAX];
     at += (size_t) snprintf(repro_prefix, n, "mpirun -np %d --oversubscribe", wsize);
@@ -315,8 +332,8 @@ static void build_repro(const char *argv0)
     }
     if (at < n)
         textf(repro_prefix + at, n - at, " %s --seed %llu --max-count %ld --max-bytes %ld --depth %d",
-                 realpath(argv0, path) ? path : argv0, (unsigned long long) opt.seed, opt.max_count,
-                 opt.max_bytes, opt.depth);
+              realpath(argv0, path) ? path : argv0, (unsigned long long) opt.seed, opt.max_count, opt.max_bytes,
+              opt.depth);
     for (int i = 0; i < npins; ++i) {
         at = strlen(repro_prefix);
         if (at < n) textf(repro_prefix + at, n - at, " --set %s", pins[i]);
@@ -333,12 +350,12 @@ static void build_repro(const char *argv0)
  * must not pass because adapt2 was not selected. */
 static void check_counters(void)
 {
-    static const char *names[] = {"coll_adapt2_bcast_calls", "coll_adapt2_reduce_calls",
-                                  "coll_adapt2_allreduce_calls"};
+    static const char *names[] = {"coll_adapt2_bcast_calls", "coll_adapt2_reduce_calls", "coll_adapt2_allreduce_calls"};
     for (int c = 0; c < 3; ++c) {
         long long got = adapt2_counter(names[c]);
-        if (opt.verbose) printf("fuzz: [rank %d] %s %lld, expected at least %ld\n", wrank, names[c], got,
-                                stats.adapt2_expected[c] / 2);
+        if (opt.verbose)
+            printf("fuzz: [rank %d] %s %lld, expected at least %ld\n", wrank, names[c], got,
+                   stats.adapt2_expected[c] / 2);
         if (stats.adapt2_expected[c] >= 10 && got < stats.adapt2_expected[c] / 2)
             fail("adapt2 ran %lld %s calls, expected about %ld: is adapt2 selected?", got, coll_names[c],
                  stats.adapt2_expected[c]);
@@ -406,4 +423,3 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return bad_cases ? 1 : 0;
 }
-

@@ -16,7 +16,6 @@ static const char *free_mode_names[] = {"freed at the end", "freed once its call
 
 /* ---- communicators ---- */
 
-
 /* The smallest size among the groups of a split, known to every rank (by
  * MPI_Allgather: adapt2 runs it, but the fuzzer does not test it; ring.sh
  * does). */
@@ -73,10 +72,9 @@ void pool_free(void)
 
 /* ---- adapt2's parameters ---- */
 
-static const char *tree_algorithms[] = {"auto", "binomial", "in_order_binomial", "binary", "kary",
-                                        "knomial", "chain", "pipeline", "flat"};
+static const char *tree_algorithms[] = {"auto",    "binomial", "in_order_binomial", "binary", "kary",
+                                        "knomial", "chain",    "pipeline",          "flat"};
 static const char *allreduce_algorithms[] = {"auto", "tree", "ring", "recursive_doubling"};
-
 
 static long pick_segment(rng_t *r)
 {
@@ -178,27 +176,27 @@ void set_pinned(const char *spec)
 {
     char name[256];
     const char *eq = strchr(spec, '=');
-    snprintf(name, sizeof name, "%s%.*s", strncmp(spec, "coll_adapt2_", 12) ? "coll_adapt2_" : "",
-             (int) (eq - spec), spec);
+    snprintf(name, sizeof name, "%s%.*s", strncmp(spec, "coll_adapt2_", 12) ? "coll_adapt2_" : "", (int) (eq - spec),
+             spec);
     adapt2_set(name, eq + 1);
 }
 
 void params_describe(const params_t *p, char *out, size_t n)
 {
-    snprintf(out, n,
-             "bcast_algorithm=%s reduce_algorithm=%s allreduce_algorithm=%s node_algorithm=%s "
-             "bcast_segment_size=%ld reduce_segment_size=%ld allreduce_segment_size=%ld "
-             "topology_segment_size=%ld node_segment_size=%ld numa_segment_size=%ld recv_window=%d "
-             "send_window=%d bcast_fanout=%d bcast_radix=%d bcast_chains=%d detach_min_message=%ld detach_max_message=%ld "
-             "detach_await_min_bytes=%ld detach_grace_us=%d allreduce_ring_min_bytes=%ld "
-             "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld "
-             "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d "
-             "pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
-             p->bcast_alg, p->reduce_alg, p->allreduce_alg, p->node_alg, p->bcast_seg, p->reduce_seg,
-             p->allreduce_seg, p->topo_seg, p->node_seg, p->numa_seg, p->recv_window, p->send_window,
-             p->fanout, p->radix, p->chains, p->detach_min_message, p->detach_max_message, p->await_min, p->grace_us, p->ring_min,
-             p->ring_max, p->recdoubling_max, p->reproducible, p->topology, p->pool_max_bytes,
-             p->detach_max_bytes);
+    snprintf(
+        out, n,
+        "bcast_algorithm=%s reduce_algorithm=%s allreduce_algorithm=%s node_algorithm=%s "
+        "bcast_segment_size=%ld reduce_segment_size=%ld allreduce_segment_size=%ld "
+        "topology_segment_size=%ld node_segment_size=%ld numa_segment_size=%ld recv_window=%d "
+        "send_window=%d bcast_fanout=%d bcast_radix=%d bcast_chains=%d detach_min_message=%ld detach_max_message=%ld "
+        "detach_await_min_bytes=%ld detach_grace_us=%d allreduce_ring_min_bytes=%ld "
+        "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld "
+        "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d "
+        "pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
+        p->bcast_alg, p->reduce_alg, p->allreduce_alg, p->node_alg, p->bcast_seg, p->reduce_seg, p->allreduce_seg,
+        p->topo_seg, p->node_seg, p->numa_seg, p->recv_window, p->send_window, p->fanout, p->radix, p->chains,
+        p->detach_min_message, p->detach_max_message, p->await_min, p->grace_us, p->ring_min, p->ring_max,
+        p->recdoubling_max, p->reproducible, p->topology, p->pool_max_bytes, p->detach_max_bytes);
     for (int i = 0; i < npins; ++i) {
         size_t at = strlen(out);
         textf(out + at, n - at, "%s%s", i ? ", " : "; pinned by --set: ", pins[i]);
@@ -209,7 +207,10 @@ params_t pool_par;
 
 /* ---- generating calls ---- */
 
-static long clamp_count(long count, long cap) { return count < 0 ? 0 : count > cap ? cap : count; }
+static long clamp_count(long count, long cap)
+{
+    return count < 0 ? 0 : count > cap ? cap : count;
+}
 
 /* An element count: small, around segment boundaries of the case (packed
  * bytes a multiple of a segment size, plus or minus a few elements, or a few
@@ -289,8 +290,7 @@ static void gen_bcast(rng_t *r, const case_t *k, int i, call_t *c, const long *s
     int root_count;
     dtype_t *rt = bcast_layout(k, i, c, c->root, units, same, &root_count);
     sig_describe(&c->unit, sig, sizeof sig);
-    textf(c->root_desc, sizeof c->root_desc, "%ld units of %s; root: count %d of %s", units, sig,
-             root_count, rt->desc);
+    textf(c->root_desc, sizeof c->root_desc, "%ld units of %s; root: count %d of %s", units, sig, root_count, rt->desc);
     if (c->c->rank == c->root) {
         c->t = rt;
         c->count = root_count;
@@ -372,16 +372,18 @@ void describe_call(const case_t *k, int i, char *out, size_t n)
     const call_t *c = &k->calls[i];
     static const char *blocking[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};
     static const char *nonblocking[] = {"MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce"};
-    int at = snprintf(out, n, "  call %d: %s on %s (color %d, size %d, rank here %d)",
-                      c->id, c->nonblocking ? nonblocking[c->coll] : blocking[c->coll], c->c->name, c->c->color,
-                      c->c->size, c->c->rank);
+    int at = snprintf(out, n, "  call %d: %s on %s (color %d, size %d, rank here %d)", c->id,
+                      c->nonblocking ? nonblocking[c->coll] : blocking[c->coll], c->c->name, c->c->color, c->c->size,
+                      c->c->rank);
     if (c->coll != C_ALLREDUCE) at += snprintf(out + at, n - (size_t) at, ", root %d", c->root);
     if (c->coll == C_BCAST) {
         at += snprintf(out + at, n - (size_t) at, ": %s; here: count %d of %s", c->root_desc, c->count, c->t->desc);
     } else {
-        at += snprintf(out + at, n - (size_t) at, ", op %s, count %d of %s%s%s", ops[c->op].name, c->count,
-                       c->t->desc, c->inplace ? (c->coll == C_REDUCE ? ", MPI_IN_PLACE at the root" : ", MPI_IN_PLACE") : "",
-                       c->coll == C_REDUCE ? (c->null_recv ? ", recvbuf NULL elsewhere" : ", recvbuf checked untouched elsewhere") : "");
+        at += snprintf(out + at, n - (size_t) at, ", op %s, count %d of %s%s%s", ops[c->op].name, c->count, c->t->desc,
+                       c->inplace ? (c->coll == C_REDUCE ? ", MPI_IN_PLACE at the root" : ", MPI_IN_PLACE") : "",
+                       c->coll == C_REDUCE
+                           ? (c->null_recv ? ", recvbuf NULL elsewhere" : ", recvbuf checked untouched elsewhere")
+                           : "");
     }
     snprintf(out + at, n - (size_t) at, "%s%s\n", c->prev ? "; compared with algorithm=previous" : "",
              c->release_type ? "; datatype freed before completion" : "");
@@ -393,7 +395,8 @@ static void describe_case(case_t *k)
     char par[2048];
     size_t at = 0, n = sizeof k->desc;
     params_describe(&k->par, par, sizeof par);
-    at += (size_t) snprintf(k->desc + at, n - at, "case %ld of seed %llu (np %d): %d call(s), %s\n  params: %s\n"
+    at += (size_t) snprintf(k->desc + at, n - at,
+                            "case %ld of seed %llu (np %d): %d call(s), %s\n  params: %s\n"
                             "  pool communicators (all but new ones) got pool_max_bytes=%ld detach_max_bytes=%ld\n",
                             k->index, (unsigned long long) opt.seed, wsize, k->ncalls, waits[k->wait_mode], par,
                             pool_par.pool_max_bytes, pool_par.detach_max_bytes);
@@ -466,18 +469,21 @@ void gen_case(case_t *k)
         c->fresh = slot >= POOL ? slot - POOL : -1;
         c->c = c->fresh >= 0 ? &k->fresh[c->fresh].c : &pool[slot];
         c->root = (int) (rng_next(&r) % (uint64_t) c->c->size);
-        c->key = mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) i << 8 ^
-                       (uint64_t) c->c->color);
-        const long segs[3] = {c->coll == C_BCAST ? k->par.bcast_seg
-                              : c->coll == C_REDUCE ? k->par.reduce_seg : k->par.allreduce_seg,
+        c->key =
+            mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) i << 8 ^ (uint64_t) c->c->color);
+        const long segs[3] = {c->coll == C_BCAST    ? k->par.bcast_seg
+                              : c->coll == C_REDUCE ? k->par.reduce_seg
+                                                    : k->par.allreduce_seg,
                               k->par.topo_seg, c->coll == C_BCAST ? k->par.node_seg : k->par.topo_seg};
-        if (c->coll == C_BCAST) gen_bcast(&r, k, i, c, segs, max_bytes);
-        else gen_reduction(&r, c, segs, max_bytes);
+        if (c->coll == C_BCAST)
+            gen_bcast(&r, k, i, c, segs, max_bytes);
+        else
+            gen_reduction(&r, c, segs, max_bytes);
         /* user ops: always compared with the previous component; predefined
          * ops on derived types never (Open MPI 4.1's components combine only
          * the first predefined element of each derived element) */
-        int derived_predefined_op = c->coll != C_BCAST && !ops[c->op].user && c->unit.n == 1 &&
-                                    c->t->handle != prims[c->prim].type;
+        int derived_predefined_op =
+            c->coll != C_BCAST && !ops[c->op].user && c->unit.n == 1 && c->t->handle != prims[c->prim].type;
         c->prev = c->coll != C_BCAST && ops[c->op].user ? 1 : !derived_predefined_op && rng_chance(&r, 20);
         if (c->coll != C_BCAST && ops[c->op].user) user_op_layout(&r, c);
         c->release_type = c->nonblocking && rng_chance(&r, 15);
@@ -485,10 +491,11 @@ void gen_case(case_t *k)
     keep_handed_calls_alive(k);
     int kept = 0;
     for (int i = 0; i < k->ncalls; ++i) {
-        if (skip_calls & (1u << i)) dtype_free(k->calls[i].t);
-        else k->calls[kept++] = k->calls[i];
+        if (skip_calls & (1u << i))
+            dtype_free(k->calls[i].t);
+        else
+            k->calls[kept++] = k->calls[i];
     }
     k->ncalls = kept;
     describe_case(k);
 }
-

@@ -29,7 +29,7 @@ extern int wrank, wsize;
 extern char repro_prefix[4096]; /* the mpirun command line up to --case */
 extern char *pins[MAX_PINS];    /* --set NAME=VALUE */
 extern int npins;
-extern unsigned skip_calls;     /* --skip-calls: generated, not run (bisecting a case) */
+extern unsigned skip_calls; /* --skip-calls: generated, not run (bisecting a case) */
 
 /* ---- communicators ---- */
 typedef struct comm {
@@ -73,14 +73,14 @@ typedef struct fresh {
 } fresh_t;
 
 typedef struct call {
-    int id;           /* index in the case as generated */
+    int id; /* index in the case as generated */
     int coll, nonblocking, op, prim, inplace, prev, release_type, null_recv;
     comm_t *c;
-    int fresh;        /* index into the case's fresh communicators, or -1 */
-    int root;         /* rank in c */
-    uint64_t key;     /* the values' key */
+    int fresh;    /* index into the case's fresh communicators, or -1 */
+    int root;     /* rank in c */
+    uint64_t key; /* the values' key */
     unitsig_t unit;
-    dtype_t *t;       /* this rank's datatype */
+    dtype_t *t; /* this rank's datatype */
     int count;
     char root_desc[760];
     region_t sbuf, scopy, rbuf, rprev;
@@ -97,13 +97,11 @@ typedef struct kase {
     char desc[32768];
 } case_t;
 
-
 struct stats {
     long cases, calls[3], nonblocking, mismatches, prev_compared, prev_warnings;
     long adapt2_expected[3];
 };
 extern struct stats stats;
-
 
 /* Generates case k->index (parameters applied, fresh communicators created). */
 void gen_case(case_t *k);

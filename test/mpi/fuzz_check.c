@@ -18,8 +18,7 @@ int case_reported;
 void report_header(const case_t *k, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "FUZZ MISMATCH [rank %d] seed %llu case %ld: ", wrank, (unsigned long long) opt.seed,
-            k->index);
+    fprintf(stderr, "FUZZ MISMATCH [rank %d] seed %llu case %ld: ", wrank, (unsigned long long) opt.seed, k->index);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -56,7 +55,10 @@ static void fill(const call_t *c, region_t *g, int rank)
     }
 }
 
-int has_result(const call_t *c) { return c->coll != C_REDUCE || c->c->rank == c->root; }
+int has_result(const call_t *c)
+{
+    return c->coll != C_REDUCE || c->c->rank == c->root;
+}
 
 void prepare(call_t *c)
 {
@@ -104,8 +106,10 @@ static long long check_values(const case_t *k, int i, const region_t *g, const c
         for (int j = 0; j < t->nmap; j += group) {
             uint64_t u = (uint64_t) (e * t->nmap + j);
             for (int q = 0; q < group; ++q) pg[q] = t->map[j + q].prim;
-            if (c->coll == C_BCAST) gen_value(c->key, c->root, u, pg[0], OP_NONE, want[0]);
-            else expected_group(c->key, c->c->size, u, pg, group, c->op, want);
+            if (c->coll == C_BCAST)
+                gen_value(c->key, c->root, u, pg[0], OP_NONE, want[0]);
+            else
+                expected_group(c->key, c->c->size, u, pg, group, c->op, want);
             for (int q = 0; q < group; ++q) {
                 const unsigned char *got = g->buf + e * t->extent + t->map[j + q].off;
                 if (prim_equal(pg[q], got, want[q])) continue;
@@ -114,8 +118,8 @@ static long long check_values(const case_t *k, int i, const region_t *g, const c
                     prim_show(pg[q], got, a, sizeof a);
                     prim_show(pg[q], want[q], b, sizeof b);
                     if (bad == 0) report_header(k, "call %d: %s: wrong values", k->calls[i].id, what);
-                    fprintf(stderr, "  %s: element %ld, unit %d (%s at buffer offset %ld): got %s, expected %s\n",
-                            what, e, j + q, prims[pg[q]].name, e * t->extent + t->map[j + q].off, a, b);
+                    fprintf(stderr, "  %s: element %ld, unit %d (%s at buffer offset %ld): got %s, expected %s\n", what,
+                            e, j + q, prims[pg[q]].name, e * t->extent + t->map[j + q].off, a, b);
                 }
                 ++bad;
             }
@@ -139,8 +143,7 @@ static long long check_result(const case_t *k, int i, const region_t *g, const c
     return bad + holes;
 }
 
-static long long check_unchanged(const case_t *k, int i, const region_t *now, const region_t *before,
-                                 const char *what)
+static long long check_unchanged(const case_t *k, int i, const region_t *now, const region_t *before, const char *what)
 {
     if (!now->mem || !memcmp(now->mem, before->mem, now->bytes)) return 0;
     size_t at = 0;
@@ -177,19 +180,20 @@ long long check_call(const case_t *k, int i)
             long long prev_bad = c->coll == C_BCAST && me == c->root ? 0 : check_result(k, i, &c->rprev, "previous", 1);
             if (prev_bad && !bad) {
                 if (stats.prev_warnings++ < 3)
-                    fprintf(stderr, "fuzz: warning [rank %d]: case %ld call %d: the previous component's result "
+                    fprintf(stderr,
+                            "fuzz: warning [rank %d]: case %ld call %d: the previous component's result "
                             "differs from the reference (%lld units/bytes), adapt2's is right\n",
                             wrank, k->index, c->id, prev_bad);
             } else if (!bad) {
                 size_t at = 0;
                 while (c->rprev.mem[at] == c->rbuf.mem[at]) ++at;
-                report_header(k, "call %d: adapt2's result differs from algorithm=previous at buffer offset %ld "
-                              "(0x%02x, previous 0x%02x)", c->id, (long) (c->rbuf.mem + at - c->rbuf.buf),
-                              c->rbuf.mem[at], c->rprev.mem[at]);
+                report_header(k,
+                              "call %d: adapt2's result differs from algorithm=previous at buffer offset %ld "
+                              "(0x%02x, previous 0x%02x)",
+                              c->id, (long) (c->rbuf.mem + at - c->rbuf.buf), c->rbuf.mem[at], c->rprev.mem[at]);
                 ++bad;
             }
         }
     }
     return bad;
 }
-

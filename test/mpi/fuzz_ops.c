@@ -42,16 +42,36 @@ long long user_fn_errors;
 static long long get_s(int p, const unsigned char *b)
 {
     switch (p) {
-    case P_CHAR: { signed char v; memcpy(&v, b, 1); return v; }
-    case P_SHORT: { short v; memcpy(&v, b, sizeof v); return v; }
-    case P_INT: { int v; memcpy(&v, b, sizeof v); return v; }
-    default: { long long v; memcpy(&v, b, sizeof v); return v; }
+    case P_CHAR: {
+        signed char v;
+        memcpy(&v, b, 1);
+        return v;
+    }
+    case P_SHORT: {
+        short v;
+        memcpy(&v, b, sizeof v);
+        return v;
+    }
+    case P_INT: {
+        int v;
+        memcpy(&v, b, sizeof v);
+        return v;
+    }
+    default: {
+        long long v;
+        memcpy(&v, b, sizeof v);
+        return v;
+    }
     }
 }
 
 static unsigned long long get_u(int p, const unsigned char *b)
 {
-    if (p == P_UNSIGNED) { unsigned v; memcpy(&v, b, sizeof v); return v; }
+    if (p == P_UNSIGNED) {
+        unsigned v;
+        memcpy(&v, b, sizeof v);
+        return v;
+    }
     unsigned long long v;
     memcpy(&v, b, sizeof v);
     return v;
@@ -59,7 +79,11 @@ static unsigned long long get_u(int p, const unsigned char *b)
 
 static double get_f(int p, const unsigned char *b)
 {
-    if (p == P_FLOAT) { float v; memcpy(&v, b, sizeof v); return v; }
+    if (p == P_FLOAT) {
+        float v;
+        memcpy(&v, b, sizeof v);
+        return v;
+    }
     double v;
     memcpy(&v, b, sizeof v);
     return v;
@@ -69,26 +93,58 @@ static double get_f(int p, const unsigned char *b)
 static void put_i(int p, long long x, unsigned char *b)
 {
     switch (p) {
-    case P_CHAR: { signed char v = (signed char) x; memcpy(b, &v, 1); break; }
-    case P_SHORT: { short v = (short) x; memcpy(b, &v, sizeof v); break; }
-    case P_INT: { int v = (int) x; memcpy(b, &v, sizeof v); break; }
-    case P_UNSIGNED: { unsigned v = (unsigned) x; memcpy(b, &v, sizeof v); break; }
-    case P_LLONG: case P_ULLONG: memcpy(b, &x, sizeof x); break;
-    case P_FLOAT: { float v = (float) x; memcpy(b, &v, sizeof v); break; }
-    case P_DOUBLE: { double v = (double) x; memcpy(b, &v, sizeof v); break; }
+    case P_CHAR: {
+        signed char v = (signed char) x;
+        memcpy(b, &v, 1);
+        break;
+    }
+    case P_SHORT: {
+        short v = (short) x;
+        memcpy(b, &v, sizeof v);
+        break;
+    }
+    case P_INT: {
+        int v = (int) x;
+        memcpy(b, &v, sizeof v);
+        break;
+    }
+    case P_UNSIGNED: {
+        unsigned v = (unsigned) x;
+        memcpy(b, &v, sizeof v);
+        break;
+    }
+    case P_LLONG:
+    case P_ULLONG: memcpy(b, &x, sizeof x); break;
+    case P_FLOAT: {
+        float v = (float) x;
+        memcpy(b, &v, sizeof v);
+        break;
+    }
+    case P_DOUBLE: {
+        double v = (double) x;
+        memcpy(b, &v, sizeof v);
+        break;
+    }
     default: fail("put_i on %s", prims[p].name);
     }
 }
 
 static void put_f(int p, double x, unsigned char *b)
 {
-    if (p == P_FLOAT) { float v = (float) x; memcpy(b, &v, sizeof v); }
-    else { memcpy(b, &x, sizeof x); }
+    if (p == P_FLOAT) {
+        float v = (float) x;
+        memcpy(b, &v, sizeof v);
+    } else {
+        memcpy(b, &x, sizeof x);
+    }
 }
 
 /* Pairs: the value (as double: the fuzzer's values are small integers) and
  * the index, with their offsets in the C struct. */
-static int pair_index_off(int p) { return p == P_DOUBLE_INT || p == P_LONG_INT ? 8 : 4; }
+static int pair_index_off(int p)
+{
+    return p == P_DOUBLE_INT || p == P_LONG_INT ? 8 : 4;
+}
 
 static double pair_value(int p, const unsigned char *b)
 {
@@ -96,7 +152,11 @@ static double pair_value(int p, const unsigned char *b)
     case P_2INT: return (double) get_s(P_INT, b);
     case P_FLOAT_INT: return get_f(P_FLOAT, b);
     case P_DOUBLE_INT: return get_f(P_DOUBLE, b);
-    case P_LONG_INT: { long v; memcpy(&v, b, sizeof v); return (double) v; }
+    case P_LONG_INT: {
+        long v;
+        memcpy(&v, b, sizeof v);
+        return (double) v;
+    }
     default: return (double) get_s(P_SHORT, b);
     }
 }
@@ -135,33 +195,49 @@ void gen_value(uint64_t key, int rank, uint64_t u, int p, int op, unsigned char 
     }
     switch (op) {
     case OP_NONE: /* broadcast: any bytes, finite floats */
-        if (cls == PC_FLOAT) put_f(p, (double) (int32_t) h / 256.0, out);
-        else memcpy(out, &h, (size_t) prims[p].size);
+        if (cls == PC_FLOAT)
+            put_f(p, (double) (int32_t) h / 256.0, out);
+        else
+            memcpy(out, &h, (size_t) prims[p].size);
         break;
     case OP_SUM:
     case OP_DSUM:
-        if (cls == PC_FLOAT) put_f(p, (double) ((long) (h % 2001) - 1000) * (op == OP_SUM ? 0.25 : 1), out);
-        else put_i(p, cls == PC_UINT ? (long long) (h % 2001) : (long long) (h % 2001) - 1000, out);
+        if (cls == PC_FLOAT)
+            put_f(p, (double) ((long) (h % 2001) - 1000) * (op == OP_SUM ? 0.25 : 1), out);
+        else
+            put_i(p, cls == PC_UINT ? (long long) (h % 2001) : (long long) (h % 2001) - 1000, out);
         break;
     case OP_PROD: {
         /* |product| stays below 3^9 for ints (fits a short); floats: powers of two */
         static const int ints[8] = {1, -1, 2, -2, 1, 3, -1, 1};
         static const double reals[8] = {1, -1, 2, -2, 0.5, -0.5, 4, 1};
         int zero = h2 % 64 == 0;
-        if (cls == PC_FLOAT) put_f(p, zero ? 0 : reals[h % 8], out);
-        else put_i(p, zero ? 0 : cls == PC_UINT ? (long long) (1 + h % 3) : ints[h % 8], out);
+        if (cls == PC_FLOAT)
+            put_f(p, zero ? 0 : reals[h % 8], out);
+        else
+            put_i(p, zero ? 0 : cls == PC_UINT ? (long long) (1 + h % 3) : ints[h % 8], out);
         break;
     }
     case OP_MAX:
     case OP_MIN:
-        if (cls == PC_FLOAT) put_f(p, (double) ((int32_t) h | 1) / 8.0, out); /* never zero */
-        else memcpy(out, &h, (size_t) prims[p].size);
+        if (cls == PC_FLOAT)
+            put_f(p, (double) ((int32_t) h | 1) / 8.0, out); /* never zero */
+        else
+            memcpy(out, &h, (size_t) prims[p].size);
         break;
     case OP_LAND: put_i(p, h2 % 100 < 8 ? 0 : (long long) (h | 1), out); break;
     case OP_LOR: put_i(p, h2 % 100 < 10 ? (long long) (h | 1) : 0, out); break;
     case OP_LXOR: put_i(p, h2 % 2 ? (long long) (h | 1) : 0, out); break;
-    case OP_BAND: { uint64_t v = h | h2 | h3; memcpy(out, &v, (size_t) prims[p].size); break; }
-    case OP_BOR: { uint64_t v = h & h2 & h3; memcpy(out, &v, (size_t) prims[p].size); break; }
+    case OP_BAND: {
+        uint64_t v = h | h2 | h3;
+        memcpy(out, &v, (size_t) prims[p].size);
+        break;
+    }
+    case OP_BOR: {
+        uint64_t v = h & h2 & h3;
+        memcpy(out, &v, (size_t) prims[p].size);
+        break;
+    }
     case OP_BXOR:
     case OP_MATMUL:
     case OP_AFFINE: memcpy(out, &h, (size_t) prims[p].size); break;
@@ -180,8 +256,10 @@ static void combine_prim(int op, int p, unsigned char *acc, const unsigned char 
         double a = pair_value(p, acc), b = pair_value(p, x);
         int better = op == OP_MAXLOC ? b > a : b < a;
         int ia = pair_index(p, acc), ib = pair_index(p, x);
-        if (better) memcpy(acc, x, (size_t) prims[p].extent);
-        else if (a == b && ib < ia) memcpy(acc + pair_index_off(p), &ib, sizeof ib);
+        if (better)
+            memcpy(acc, x, (size_t) prims[p].extent);
+        else if (a == b && ib < ia)
+            memcpy(acc + pair_index_off(p), &ib, sizeof ib);
         return;
     }
     if (cls == PC_FLOAT) {
@@ -260,8 +338,7 @@ static void user_combine(int op, unsigned char *const in[], unsigned char *const
     }
 }
 
-void expected_group(uint64_t key, int nranks, uint64_t u, const int *pg, int group, int op,
-                    unsigned char out[][16])
+void expected_group(uint64_t key, int nranks, uint64_t u, const int *pg, int group, int op, unsigned char out[][16])
 {
     unsigned char x[4][16];
     for (int k = 0; k < group; ++k) gen_value(key, 0, u + (uint64_t) k, pg[k], op, out[k]);
@@ -298,7 +375,8 @@ static void user_apply(int op, void *in, void *inout, int *len, MPI_Datatype *dt
     } else if (*dt == MPI_UNSIGNED || *dt == MPI_DOUBLE) {
         extent = *dt == MPI_UNSIGNED ? 4 : 8;
     } else {
-        if (user_fn_errors++ < 3) fprintf(stderr, "fuzz: %s called with a datatype the fuzzer did not make\n", ops[op].name);
+        if (user_fn_errors++ < 3)
+            fprintf(stderr, "fuzz: %s called with a datatype the fuzzer did not make\n", ops[op].name);
         return;
     }
     int g = ops[op].group;
@@ -318,15 +396,27 @@ static void user_apply(int op, void *in, void *inout, int *len, MPI_Datatype *dt
     }
 }
 
-static void fn_matmul(void *in, void *io, int *len, MPI_Datatype *dt) { user_apply(OP_MATMUL, in, io, len, dt); }
-static void fn_affine(void *in, void *io, int *len, MPI_Datatype *dt) { user_apply(OP_AFFINE, in, io, len, dt); }
-static void fn_modsum(void *in, void *io, int *len, MPI_Datatype *dt) { user_apply(OP_MODSUM, in, io, len, dt); }
-static void fn_dsum(void *in, void *io, int *len, MPI_Datatype *dt) { user_apply(OP_DSUM, in, io, len, dt); }
+static void fn_matmul(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    user_apply(OP_MATMUL, in, io, len, dt);
+}
+static void fn_affine(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    user_apply(OP_AFFINE, in, io, len, dt);
+}
+static void fn_modsum(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    user_apply(OP_MODSUM, in, io, len, dt);
+}
+static void fn_dsum(void *in, void *io, int *len, MPI_Datatype *dt)
+{
+    user_apply(OP_DSUM, in, io, len, dt);
+}
 
 void ops_init(void)
 {
-    MPI_Op predefined[] = {MPI_OP_NULL, MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR,
-                           MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    MPI_Op predefined[] = {MPI_OP_NULL, MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,    MPI_LAND,  MPI_LOR,
+                           MPI_LXOR,    MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
     for (int o = 0; o <= OP_MINLOC; ++o) ops[o].op = predefined[o];
     MPI_Op_create(fn_matmul, 0, &ops[OP_MATMUL].op);
     MPI_Op_create(fn_affine, 0, &ops[OP_AFFINE].op);
@@ -343,11 +433,18 @@ int op_allows(int op, int p)
 {
     int cls = prims[p].cls;
     switch (op) {
-    case OP_SUM: case OP_PROD: case OP_MAX: case OP_MIN:
-        return cls == PC_SINT || cls == PC_UINT || cls == PC_FLOAT;
-    case OP_LAND: case OP_LOR: case OP_LXOR: case OP_BAND: case OP_BOR: case OP_BXOR:
-        return cls == PC_SINT || cls == PC_UINT;
-    case OP_MAXLOC: case OP_MINLOC: return cls == PC_PAIR;
+    case OP_SUM:
+    case OP_PROD:
+    case OP_MAX:
+    case OP_MIN: return cls == PC_SINT || cls == PC_UINT || cls == PC_FLOAT;
+    case OP_LAND:
+    case OP_LOR:
+    case OP_LXOR:
+    case OP_BAND:
+    case OP_BOR:
+    case OP_BXOR: return cls == PC_SINT || cls == PC_UINT;
+    case OP_MAXLOC:
+    case OP_MINLOC: return cls == PC_PAIR;
     default: return 0;
     }
 }
@@ -355,8 +452,7 @@ int op_allows(int op, int p)
 void op_unit(int op, int p, unitsig_t *unit)
 {
     unit->n = ops[op].group;
-    int q = op == OP_MATMUL || op == OP_MODSUM ? P_UNSIGNED
-          : op == OP_AFFINE ? P_ULLONG : op == OP_DSUM ? P_DOUBLE : p;
+    int q = op == OP_MATMUL || op == OP_MODSUM ? P_UNSIGNED : op == OP_AFFINE ? P_ULLONG : op == OP_DSUM ? P_DOUBLE : p;
     for (int k = 0; k < unit->n; ++k) unit->p[k] = q;
 }
 

@@ -43,9 +43,18 @@ uint64_t rng_next(rng_t *r)
     return z ^ (z >> 31);
 }
 
-uint64_t rng_below(rng_t *r, uint64_t n) { return n ? rng_next(r) % n : 0; }
-long rng_range(rng_t *r, long lo, long hi) { return lo + (long) rng_below(r, (uint64_t) (hi - lo + 1)); }
-int rng_chance(rng_t *r, int percent) { return (int) rng_below(r, 100) < percent; }
+uint64_t rng_below(rng_t *r, uint64_t n)
+{
+    return n ? rng_next(r) % n : 0;
+}
+long rng_range(rng_t *r, long lo, long hi)
+{
+    return lo + (long) rng_below(r, (uint64_t) (hi - lo + 1));
+}
+int rng_chance(rng_t *r, int percent)
+{
+    return (int) rng_below(r, 100) < percent;
+}
 
 void textf(char *out, size_t n, const char *fmt, ...)
 {
@@ -57,9 +66,18 @@ void textf(char *out, size_t n, const char *fmt, ...)
 
 /* ---- predefined types ---- */
 
-struct short_int { short v; int i; };
-struct double_int { double v; int i; };
-struct long_int { long v; int i; };
+struct short_int {
+    short v;
+    int i;
+};
+struct double_int {
+    double v;
+    int i;
+};
+struct long_int {
+    long v;
+    int i;
+};
 
 prim_info_t prims[P_COUNT] = {
     [P_CHAR] = {"char", 0, PC_CHAR, 1, 1, 1, 1, {0}, {1}},
@@ -79,9 +97,9 @@ prim_info_t prims[P_COUNT] = {
 
 void prims_init(void)
 {
-    MPI_Datatype types[P_COUNT] = {MPI_CHAR, MPI_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG_LONG,
-                                   MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_2INT,
-                                   MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT};
+    MPI_Datatype types[P_COUNT] = {
+        MPI_CHAR,   MPI_SHORT, MPI_INT,       MPI_UNSIGNED,   MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT,
+        MPI_DOUBLE, MPI_2INT,  MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT,  MPI_SHORT_INT};
     for (int p = 0; p < P_COUNT; ++p) {
         MPI_Aint lb, extent, tlb, textent;
         int size;
@@ -90,11 +108,12 @@ void prims_init(void)
         MPI_Type_get_true_extent(types[p], &tlb, &textent);
         MPI_Type_size(types[p], &size);
         /* the value generators write C structs: MPI must agree on the layout */
-        if (lb != 0 || extent != prims[p].extent || size != prims[p].size || tlb != 0 ||
-            textent != prims[p].tub)
-            fail("%s: MPI says lb %ld extent %ld size %d true extent %ld, the fuzzer assumes "
-                 "extent %d size %d true extent %d", prims[p].name, (long) lb, (long) extent, size,
-                 (long) textent, prims[p].extent, prims[p].size, prims[p].tub);
+        if (lb != 0 || extent != prims[p].extent || size != prims[p].size || tlb != 0 || textent != prims[p].tub)
+            fail(
+                "%s: MPI says lb %ld extent %ld size %d true extent %ld, the fuzzer assumes "
+                "extent %d size %d true extent %d",
+                prims[p].name, (long) lb, (long) extent, size, (long) textent, prims[p].extent, prims[p].size,
+                prims[p].tub);
     }
 }
 
@@ -105,8 +124,7 @@ void sig_describe(const unitsig_t *s, char *out, size_t n)
     for (int i = 0; i < s->n && at < n; ++i) {
         int run = 1;
         while (i + run < s->n && s->p[i + run] == s->p[i]) ++run;
-        at += (size_t) snprintf(out + at, n - at, "%s%s%d x %s", i ? ", " : "{", "", run,
-                                prims[s->p[i]].name);
+        at += (size_t) snprintf(out + at, n - at, "%s%s%d x %s", i ? ", " : "{", "", run, prims[s->p[i]].name);
         i += run - 1;
     }
     if (at < n) snprintf(out + at, n - at, "}");
@@ -249,9 +267,10 @@ static void finish(dtype_t *t, MPI_Datatype nt, const copy_t *copies, int ncopie
         if (c == 0 || copies[c].disp + ch->tub > end) end = copies[c].disp + ch->tub;
     }
     if (t->tlb != tlb || t->tub != tlb + textent || t->size != size)
-        fail("fuzz: datatype model disagrees with MPI for %s: model true [%ld, %ld) size %ld, "
-             "MPI true [%ld, %ld) size %d", t->desc, t->tlb, t->tub, t->size, (long) tlb,
-             (long) (tlb + textent), size);
+        fail(
+            "fuzz: datatype model disagrees with MPI for %s: model true [%ld, %ld) size %ld, "
+            "MPI true [%ld, %ld) size %d",
+            t->desc, t->tlb, t->tub, t->size, (long) tlb, (long) (tlb + textent), size);
     /* A receive buffer must not overlap itself: units disjoint, and one
      * element's data fits in its extent (so consecutive elements are apart). */
     map_entry_t sorted[MAP_MAX];
@@ -352,8 +371,7 @@ static void memory_order(rng_t *r, int nb, int *order)
     }
 }
 
-static int append(char *s, size_t n, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static int append(char *s, size_t n, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int append(char *s, size_t n, size_t *at, const char *fmt, ...)
 {
     va_list ap;
@@ -527,12 +545,14 @@ static dtype_t *gen_copies(rng_t *r, const unitsig_t *u, int a, int b, int depth
         int bl = pick_divisor(r, a, 1, a), count = a / bl;
         long stride = shape == 1 ? bl + rng_range(r, 0, 3) : bl * E + rng_range(r, 0, 24);
         long step = shape == 1 ? stride * E : stride;
-        if (shape == 1) MPI_Type_vector(count, bl, (int) stride, c->type, &nt);
-        else MPI_Type_create_hvector(count, bl, stride, c->type, &nt);
+        if (shape == 1)
+            MPI_Type_vector(count, bl, (int) stride, c->type, &nt);
+        else
+            MPI_Type_create_hvector(count, bl, stride, c->type, &nt);
         for (int i = 0; i < count; ++i)
             for (int j = 0; j < bl; ++j) copies[nc++] = (copy_t){i * step + j * E, c};
-        append(t->desc, sizeof t->desc, &at, "%s(%d, %d, %ld, %s)", shape == 1 ? "vector" : "hvector",
-               count, bl, stride, c->desc);
+        append(t->desc, sizeof t->desc, &at, "%s(%d, %d, %ld, %s)", shape == 1 ? "vector" : "hvector", count, bl,
+               stride, c->desc);
         break;
     }
     case 3:
@@ -550,13 +570,17 @@ static dtype_t *gen_copies(rng_t *r, const unitsig_t *u, int a, int b, int depth
             disps[order[k]] = cursor;
             cursor += parts[order[k]] + (int) rng_range(r, 0, 2);
         }
-        if (shape == 3) MPI_Type_indexed(nb, parts, disps, c->type, &nt);
-        else MPI_Type_create_indexed_block(nb, parts[0], disps, c->type, &nt);
+        if (shape == 3)
+            MPI_Type_indexed(nb, parts, disps, c->type, &nt);
+        else
+            MPI_Type_create_indexed_block(nb, parts[0], disps, c->type, &nt);
         append(t->desc, sizeof t->desc, &at, shape == 3 ? "indexed([" : "indexed_block(%d, [", parts[0]);
         for (int i = 0; i < nb; ++i) {
             for (int j = 0; j < parts[i]; ++j) copies[nc++] = (copy_t){(disps[i] + j) * E, c};
-            if (shape == 3) append(t->desc, sizeof t->desc, &at, "%s%d@%d", i ? ", " : "", parts[i], disps[i]);
-            else append(t->desc, sizeof t->desc, &at, "%s%d", i ? ", " : "", disps[i]);
+            if (shape == 3)
+                append(t->desc, sizeof t->desc, &at, "%s%d@%d", i ? ", " : "", parts[i], disps[i]);
+            else
+                append(t->desc, sizeof t->desc, &at, "%s%d", i ? ", " : "", disps[i]);
         }
         append(t->desc, sizeof t->desc, &at, "], %s)", c->desc);
         break;
@@ -730,8 +754,8 @@ static long long check_range(const region_t *g, long from, long to, unsigned cha
         size_t i = first_not(g->mem + lo, (size_t) (hi - lo), v);
         if (i == (size_t) (hi - lo)) break;
         if ((*budget)-- > 0)
-            fprintf(stderr, "  %s: byte %ld (buffer offset %ld, %s) was overwritten: 0x%02x, sentinel 0x%02x\n",
-                    what, lo + (long) i, (long) (g->mem + lo + (long) i - g->buf), where, g->mem[lo + i], v);
+            fprintf(stderr, "  %s: byte %ld (buffer offset %ld, %s) was overwritten: 0x%02x, sentinel 0x%02x\n", what,
+                    lo + (long) i, (long) (g->mem + lo + (long) i - g->buf), where, g->mem[lo + i], v);
         ++bad;
         lo += (long) i + 1;
     }
@@ -747,8 +771,7 @@ void reset_pair_padding(const dtype_t *t, int count, region_t *g, unsigned char 
     }
 }
 
-long long check_holes(const dtype_t *t, int count, const region_t *g, unsigned char v, const char *what,
-                      int *budget)
+long long check_holes(const dtype_t *t, int count, const region_t *g, unsigned char v, const char *what, int *budget)
 {
     long long bad = 0;
     long base = g->buf - g->mem; /* the buffer pointer as a region offset */
@@ -761,8 +784,8 @@ long long check_holes(const dtype_t *t, int count, const region_t *g, unsigned c
             if (t->hole_pad[h] && allow_pair_padding) continue;
             snprintf(where, sizeof where, "%s of element %ld",
                      t->hole_pad[h] ? "padding inside a MINLOC/MAXLOC pair" : "hole", k);
-            bad += check_range(g, cell + t->hole_off[h], cell + t->hole_off[h] + t->hole_len[h], v, what,
-                               where, budget);
+            bad +=
+                check_range(g, cell + t->hole_off[h], cell + t->hole_off[h] + t->hole_len[h], v, what, where, budget);
         }
     }
     long end = base + (count - 1) * t->extent + t->tlb + t->extent;

@@ -34,9 +34,18 @@ static MPI_Datatype type_of(const layout_t *l, int n, int *count)
     }
     return t;
 }
-static size_t ints_of(const layout_t *l, int n) { return (size_t) n * (l->strided ? 2 : 1) + 1; }
-static int *at(const layout_t *l, int *buf, int i) { return buf + (l->strided ? 2 * i : i); }
-static void free_type(MPI_Datatype *t) { if (*t != MPI_INT) MPI_Type_free(t); }
+static size_t ints_of(const layout_t *l, int n)
+{
+    return (size_t) n * (l->strided ? 2 : 1) + 1;
+}
+static int *at(const layout_t *l, int *buf, int i)
+{
+    return buf + (l->strided ? 2 * i : i);
+}
+static void free_type(MPI_Datatype *t)
+{
+    if (*t != MPI_INT) MPI_Type_free(t);
+}
 
 static int *filled(const layout_t *l, int n, int salt)
 {
@@ -47,14 +56,17 @@ static int *filled(const layout_t *l, int n, int salt)
     return b;
 }
 
-static int value(int rank, int i, int call) { return rank * 7 + (i % 1009) + call; }
+static int value(int rank, int i, int call)
+{
+    return rank * 7 + (i % 1009) + call;
+}
 
 /* Element i of buf must be want; every hole must still be a hole. */
 static void expect(layout_t *l, const char *what, int n, int *buf, int i, int want)
 {
     if (*at(l, buf, i) != want && l->errors++ < 5)
-        fprintf(stderr, "rank %d: %s, n %d: element %d is %d, expected %d\n", l->rank, what, n, i,
-                *at(l, buf, i), want);
+        fprintf(stderr, "rank %d: %s, n %d: element %d is %d, expected %d\n", l->rank, what, n, i, *at(l, buf, i),
+                want);
 }
 static void expect_holes(layout_t *l, const char *what, int n, int *buf)
 {
@@ -75,8 +87,10 @@ static void bcast(layout_t *l, int n, int root, int blocking, int call)
     MPI_Datatype t = type_of(l, n, &count);
     MPI_Request req;
     for (int i = 0; l->rank == root && i < n; ++i) *at(l, b, i) = value(root, i, call);
-    if (blocking) MPI_Bcast(b, count, t, root, MPI_COMM_WORLD);
-    else MPI_Ibcast(b, count, t, root, MPI_COMM_WORLD, &req);
+    if (blocking)
+        MPI_Bcast(b, count, t, root, MPI_COMM_WORLD);
+    else
+        MPI_Ibcast(b, count, t, root, MPI_COMM_WORLD, &req);
     wait_if(blocking, &req);
     for (int i = 0; i < n; ++i) expect(l, "bcast", n, b, i, value(root, i, call));
     expect_holes(l, "bcast", n, b);
@@ -127,8 +141,10 @@ static void allgather(layout_t *l, int n, int blocking, int call)
         rcount = n;
     }
     for (int i = 0; i < n; ++i) *at(l, in, i) = value(l->rank, i, call);
-    if (blocking) MPI_Allgather(in, scount, st, out, rcount, rt, MPI_COMM_WORLD);
-    else MPI_Iallgather(in, scount, st, out, rcount, rt, MPI_COMM_WORLD, &req);
+    if (blocking)
+        MPI_Allgather(in, scount, st, out, rcount, rt, MPI_COMM_WORLD);
+    else
+        MPI_Iallgather(in, scount, st, out, rcount, rt, MPI_COMM_WORLD, &req);
     wait_if(blocking, &req);
     for (int r = 0; r < l->size; ++r) {
         for (int i = 0; i < n; ++i) expect(l, "allgather", n, out, r * n + i, value(r, i, call));
@@ -155,8 +171,10 @@ static void reduce_scatter_block(layout_t *l, int n, int blocking, int call)
         t = resized;
     }
     for (int i = 0; i < n * l->size; ++i) *at(l, in, i) = value(l->rank, i, call);
-    if (blocking) MPI_Reduce_scatter_block(in, out, count, t, MPI_SUM, MPI_COMM_WORLD);
-    else MPI_Ireduce_scatter_block(in, out, count, t, MPI_SUM, MPI_COMM_WORLD, &req);
+    if (blocking)
+        MPI_Reduce_scatter_block(in, out, count, t, MPI_SUM, MPI_COMM_WORLD);
+    else
+        MPI_Ireduce_scatter_block(in, out, count, t, MPI_SUM, MPI_COMM_WORLD, &req);
     wait_if(blocking, &req);
     for (int i = 0; i < n; ++i) {
         int want = 0;
@@ -175,9 +193,12 @@ int main(int argc, char **argv)
     int counts[MAX_COUNTS] = {1, 100, 4096, 65536}, ncounts = 4, expect_adapt2 = 1;
     mpi_start(&argc, &argv, 0, &l.rank, &l.size);
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--counts") && i + 1 < argc) ncounts = parse_ints(argv[++i], counts, MAX_COUNTS);
-        else if (!strcmp(argv[i], "--expect") && i + 1 < argc) expect_adapt2 = !strcmp(argv[++i], "adapt2");
-        else fail("usage: layouts_check [--counts N,...] [--expect adapt2|none]");
+        if (!strcmp(argv[i], "--counts") && i + 1 < argc)
+            ncounts = parse_ints(argv[++i], counts, MAX_COUNTS);
+        else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
+            expect_adapt2 = !strcmp(argv[++i], "adapt2");
+        else
+            fail("usage: layouts_check [--counts N,...] [--expect adapt2|none]");
     }
     l.strided = l.rank % 2;
     const char *const counters[] = {"coll_adapt2_bcast_calls", "coll_adapt2_reduce_calls",

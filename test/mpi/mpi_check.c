@@ -56,8 +56,7 @@ static void cvar_write(const char *name, const void *value)
     MPI_T_cvar_handle handle;
     t_init();
     if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
-    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS)
-        fail("cvar_handle_alloc %s", name);
+    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) fail("cvar_handle_alloc %s", name);
     if (MPI_T_cvar_write(handle, value) != MPI_SUCCESS) fail("cvar_write %s", name);
     MPI_T_cvar_handle_free(&handle);
 }
@@ -106,8 +105,8 @@ void adapt2_set(const char *name, const char *text)
     if (type == MPI_CHAR) {
         cvar_write(name, text);
     } else if (type == MPI_INT) {
-        int v = enumtype != MPI_T_ENUM_NULL && (text[0] < '0' || text[0] > '9')
-                    ? enum_value(name, enumtype, text) : atoi(text);
+        int v = enumtype != MPI_T_ENUM_NULL && (text[0] < '0' || text[0] > '9') ? enum_value(name, enumtype, text)
+                                                                                : atoi(text);
         cvar_write(name, &v);
     } else {
         long v = atol(text);
@@ -115,9 +114,18 @@ void adapt2_set(const char *name, const char *text)
     }
 }
 
-void adapt2_set_string(const char *name, const char *value) { adapt2_set(name, value); }
-void adapt2_set_long(const char *name, long value) { cvar_write(name, &value); }
-void adapt2_set_int(const char *name, int value) { cvar_write(name, &value); }
+void adapt2_set_string(const char *name, const char *value)
+{
+    adapt2_set(name, value);
+}
+void adapt2_set_long(const char *name, long value)
+{
+    cvar_write(name, &value);
+}
+void adapt2_set_int(const char *name, int value)
+{
+    cvar_write(name, &value);
+}
 
 void fail(const char *fmt, ...)
 {
@@ -163,7 +171,7 @@ void threads_init(void *workers, int count, size_t size)
     }
 }
 
-void threads_run(void *workers, int count, size_t size, void *(*fn)(void *))
+void threads_run(void *workers, int count, size_t size, void *(*fn)(void *) )
 {
     pthread_t *threads = calloc((size_t) count, sizeof *threads);
     if (!threads) fail("no memory for %d threads", count);
@@ -187,8 +195,10 @@ void init_thread_multiple(int *argc, char ***argv)
 
 void mpi_start(int *argc, char ***argv, int thread_multiple, int *rank, int *size)
 {
-    if (thread_multiple) init_thread_multiple(argc, argv);
-    else MPI_Init(argc, argv);
+    if (thread_multiple)
+        init_thread_multiple(argc, argv);
+    else
+        MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
 }
@@ -198,16 +208,20 @@ int int_arg(int argc, char **argv, int i, int deflt)
     return argc > i ? atoi(argv[i]) : deflt;
 }
 
-void reduce_call(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                 int all, int blocking)
+void reduce_call(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int all,
+                 int blocking)
 {
     MPI_Request req;
     if (all) {
-        if (blocking) MPI_Allreduce(in, out, count, type, op, comm);
-        else MPI_Iallreduce(in, out, count, type, op, comm, &req);
+        if (blocking)
+            MPI_Allreduce(in, out, count, type, op, comm);
+        else
+            MPI_Iallreduce(in, out, count, type, op, comm, &req);
     } else {
-        if (blocking) MPI_Reduce(in, out, count, type, op, root, comm);
-        else MPI_Ireduce(in, out, count, type, op, root, comm, &req);
+        if (blocking)
+            MPI_Reduce(in, out, count, type, op, root, comm);
+        else
+            MPI_Ireduce(in, out, count, type, op, root, comm, &req);
     }
     if (!blocking) MPI_Wait(&req, MPI_STATUS_IGNORE);
 }

@@ -44,7 +44,7 @@ typedef struct {
     int id;
 } thread_worker_t;
 void threads_init(void *workers, int count, size_t size);
-void threads_run(void *workers, int count, size_t size, void *(*fn)(void *));
+void threads_run(void *workers, int count, size_t size, void *(*fn)(void *) );
 void threads_free(void *workers, int count, size_t size);
 /* MPI_Init_thread asking for MPI_THREAD_MULTIPLE; fails if not provided. */
 void init_thread_multiple(int *argc, char ***argv);
@@ -54,8 +54,8 @@ void mpi_start(int *argc, char ***argv, int thread_multiple, int *rank, int *siz
 /* Positional argument i as an int, or `deflt` when there is none. */
 int int_arg(int argc, char **argv, int i, int deflt);
 /* MPI_(I)Reduce or MPI_(I)Allreduce (`all`), waited for when non-blocking. */
-void reduce_call(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                 int all, int blocking);
+void reduce_call(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int all,
+                 int blocking);
 
 /* Splits a comma-separated list in place into at most `max` items; returns
  * how many. */

@@ -118,13 +118,18 @@ static int set_cvar(const options_t *o, const char *name, const char *svalue, lo
     char item[128];
     if (!cvar_exists(name)) {
         snprintf(item, sizeof item, "control variable %s is missing", name);
-        if (strcmp(o->expect, "none")) errors += spec_missing(item);
-        else if (rank == 0) spec_missing(item);
+        if (strcmp(o->expect, "none"))
+            errors += spec_missing(item);
+        else if (rank == 0)
+            spec_missing(item);
         return 0;
     }
-    if (svalue) adapt2_set_string(name, svalue);
-    else if (is_int) adapt2_set_int(name, (int) lvalue);
-    else adapt2_set_long(name, lvalue);
+    if (svalue)
+        adapt2_set_string(name, svalue);
+    else if (is_int)
+        adapt2_set_int(name, (int) lvalue);
+    else
+        adapt2_set_long(name, lvalue);
     return 1;
 }
 
@@ -163,16 +168,18 @@ typedef struct tally {
 } tally_t;
 
 /* One call; returns nothing, adds to errors. */
-static void run_call(const options_t *o, int coll, const rc_layout_t *l, const rc_op_t *op,
-                     int count, int root, int inplace, uint64_t seed, group_t *g, const char *ctx)
+static void run_call(const options_t *o, int coll, const rc_layout_t *l, const rc_op_t *op, int count, int root,
+                     int inplace, uint64_t seed, group_t *g, const char *ctx)
 {
     int all = coll >= C_ALLREDUCE, holds = all || rank == root;
     size_t bytes = (size_t) count * l->extent;
     char what[300];
-    if (all) snprintf(what, sizeof what, "rank %d: %s %s %s count %d%s [%s]", rank, coll_names[coll],
-                      l->name, op->name, count, inplace ? " in place" : "", ctx);
-    else snprintf(what, sizeof what, "rank %d: %s %s %s count %d root %d%s [%s]", rank,
-                       coll_names[coll], l->name, op->name, count, root, inplace ? " in place" : "", ctx);
+    if (all)
+        snprintf(what, sizeof what, "rank %d: %s %s %s count %d%s [%s]", rank, coll_names[coll], l->name, op->name,
+                 count, inplace ? " in place" : "", ctx);
+    else
+        snprintf(what, sizeof what, "rank %d: %s %s %s count %d root %d%s [%s]", rank, coll_names[coll], l->name,
+                 op->name, count, root, inplace ? " in place" : "", ctx);
     ++call_number;
 
     unsigned char *sbuf = malloc(bytes + 1), *scopy = malloc(bytes + 1), *rbuf = NULL;
@@ -182,8 +189,10 @@ static void run_call(const options_t *o, int coll, const rc_layout_t *l, const r
     if (holds) {
         rbuf = malloc(bytes + 1);
         if (!rbuf) fail("out of memory (%zu bytes)", bytes);
-        if (inplace) memcpy(rbuf, sbuf, bytes);
-        else memset(rbuf, RC_POISON, bytes);
+        if (inplace)
+            memcpy(rbuf, sbuf, bytes);
+        else
+            memset(rbuf, RC_POISON, bytes);
     } else if (!o->null_recv || call_number % 2) {
         rbuf = malloc(bytes + 1); /* not significant at non-roots: left unchecked */
         memset(rbuf, RC_POISON, bytes);
@@ -230,9 +239,10 @@ static void run_call(const options_t *o, int coll, const rc_layout_t *l, const r
                 size_t at = 0;
                 while (at < n && bits[at] == g->first[at]) ++at;
                 if (rc_may_print())
-                    fprintf(stderr, "coll_adapt2_reproducible: %s: result differs bitwise (first at "
-                            "packed byte %zu) from the first call of its group (%s)\n", what, at,
-                            g->first_what);
+                    fprintf(stderr,
+                            "coll_adapt2_reproducible: %s: result differs bitwise (first at "
+                            "packed byte %zu) from the first call of its group (%s)\n",
+                            what, at, g->first_what);
                 ++e;
             }
             free(bits);
@@ -245,8 +255,8 @@ static void run_call(const options_t *o, int coll, const rc_layout_t *l, const r
                 size_t at = 0;
                 while (at < n && mine[at] == theirs[at]) ++at;
                 if (rc_may_print())
-                    fprintf(stderr, "%s: result differs from rank 0's (checked there) from packed byte %zu on\n",
-                            what, at);
+                    fprintf(stderr, "%s: result differs from rank 0's (checked there) from packed byte %zu on\n", what,
+                            at);
                 ++e;
             }
             e += rc_check_holes(l, rbuf, count, what);
@@ -288,8 +298,10 @@ static void compare_across_ranks(group_t *g)
         MPI_Recv(theirs, (int) g->n, MPI_BYTE, 0, 4242, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (memcmp(theirs, g->first, g->n)) {
             if (rc_may_print())
-                fprintf(stderr, "coll_adapt2_reproducible: %s: allreduce result differs bitwise "
-                        "from rank 0's\n", g->first_what);
+                fprintf(stderr,
+                        "coll_adapt2_reproducible: %s: allreduce result differs bitwise "
+                        "from rank 0's\n",
+                        g->first_what);
             ++errors;
         }
         free(theirs);
@@ -313,19 +325,30 @@ static int default_counts(const rc_layout_t *l, long seg, long *out)
 static void parse(int argc, char **argv, options_t *o)
 {
     enum { O_AALG = 256, O_NONULL, O_CONLY };
-    static struct option longopts[] = {
-        {"coll", 1, 0, 'c'},        {"ops", 1, 0, 'o'},         {"types", 1, 0, 't'},
-        {"counts", 1, 0, 'n'},      {"sizes", 1, 0, 's'},       {"roots", 1, 0, 'r'},
-        {"algorithms", 1, 0, 'a'},  {"allreduce-algorithms", 1, 0, O_AALG},
-        {"segsizes", 1, 0, 'g'},    {"windows", 1, 0, 'w'},     {"inplace", 2, 0, 'p'},
-        {"iters", 1, 0, 'i'},       {"expect", 1, 0, 'e'},      {"reproducible", 0, 0, 'R'},
-        {"random", 0, 0, 'X'},      {"delays", 0, 0, 'D'},      {"seed", 1, 0, 'S'},
-        {"digest", 1, 0, 'G'},      {"no-null-recv", 0, 0, O_NONULL},
-        {"counters-only", 0, 0, O_CONLY},   {0, 0, 0, 0}};
-    static const char *default_types[] = {"int", "unsigned", "llong", "float", "double", "ldouble",
-                                          "fcomplex", "dcomplex", "bool", "byte", "float_int",
-                                          "double_int", "long_int", "2int", "short_int",
-                                          "ldouble_int"};
+    static struct option longopts[] = {{"coll", 1, 0, 'c'},
+                                       {"ops", 1, 0, 'o'},
+                                       {"types", 1, 0, 't'},
+                                       {"counts", 1, 0, 'n'},
+                                       {"sizes", 1, 0, 's'},
+                                       {"roots", 1, 0, 'r'},
+                                       {"algorithms", 1, 0, 'a'},
+                                       {"allreduce-algorithms", 1, 0, O_AALG},
+                                       {"segsizes", 1, 0, 'g'},
+                                       {"windows", 1, 0, 'w'},
+                                       {"inplace", 2, 0, 'p'},
+                                       {"iters", 1, 0, 'i'},
+                                       {"expect", 1, 0, 'e'},
+                                       {"reproducible", 0, 0, 'R'},
+                                       {"random", 0, 0, 'X'},
+                                       {"delays", 0, 0, 'D'},
+                                       {"seed", 1, 0, 'S'},
+                                       {"digest", 1, 0, 'G'},
+                                       {"no-null-recv", 0, 0, O_NONULL},
+                                       {"counters-only", 0, 0, O_CONLY},
+                                       {0, 0, 0, 0}};
+    static const char *default_types[] = {"int",      "unsigned", "llong",     "float",      "double",    "ldouble",
+                                          "fcomplex", "dcomplex", "bool",      "byte",       "float_int", "double_int",
+                                          "long_int", "2int",     "short_int", "ldouble_int"};
     char *items[MAX_LIST];
     int ch, n;
     memset(o, 0, sizeof *o);
@@ -346,8 +369,10 @@ static void parse(int argc, char **argv, options_t *o)
             }
             break;
         case 'o':
-            if (!strcmp(optarg, "all")) o->nops = rc_all_ops(o->ops, MAX_LIST);
-            else o->nops = split_list(optarg, (char **) o->ops, MAX_LIST);
+            if (!strcmp(optarg, "all"))
+                o->nops = rc_all_ops(o->ops, MAX_LIST);
+            else
+                o->nops = split_list(optarg, (char **) o->ops, MAX_LIST);
             break;
         case 't':
             if (!strcmp(optarg, "all")) {
@@ -439,9 +464,8 @@ int main(int argc, char **argv)
                         set_cvar(&o, "coll_adapt2_send_window", NULL, o.swin[w], 1);
                     }
                     char ctx[160];
-                    snprintf(ctx, sizeof ctx, "algorithm %s, segment %ld, windows %d:%d",
-                             na ? algos[a] : "default", seg, o.nwindows ? o.rwin[w] : -1,
-                             o.nwindows ? o.swin[w] : -1);
+                    snprintf(ctx, sizeof ctx, "algorithm %s, segment %ld, windows %d:%d", na ? algos[a] : "default",
+                             seg, o.nwindows ? o.rwin[w] : -1, o.nwindows ? o.swin[w] : -1);
                     for (int t = 0; t < o.ntypes; ++t) {
                         rc_layout_t l;
                         if (rc_layout_create(o.types[t], &l)) fail("unknown type %s", o.types[t]);
@@ -475,13 +499,18 @@ int main(int argc, char **argv)
                                             for (int k = 2 * fam; k < 2 * fam + 2; ++k) {
                                                 if (!o.coll[k]) continue;
                                                 /* --random: one data set per group; otherwise new data per call */
-                                                uint64_t seed = o.random ? (uint64_t) ngroups : (uint64_t) ncalls * 1000003u + 11;
+                                                uint64_t seed =
+                                                    o.random ? (uint64_t) ngroups : (uint64_t) ncalls * 1000003u + 11;
                                                 run_call(&o, k, &l, op, (int) counts[ci], root, ip, seed, &grp, ctx);
                                                 ++ncalls;
-                                                if (counts[ci] == 0) tally.maybe[fam]++;
-                                                else if (fallback) tally.fallback++;
-                                                else tally.adapt2[fam]++;
-                                                if (o.random && fam == 1 && it == 0 && k == 2 * fam + (o.coll[2 * fam] ? 0 : 1))
+                                                if (counts[ci] == 0)
+                                                    tally.maybe[fam]++;
+                                                else if (fallback)
+                                                    tally.fallback++;
+                                                else
+                                                    tally.adapt2[fam]++;
+                                                if (o.random && fam == 1 && it == 0 &&
+                                                    k == 2 * fam + (o.coll[2 * fam] ? 0 : 1))
                                                     compare_across_ranks(&grp);
                                             }
                                         }
@@ -507,8 +536,8 @@ int main(int argc, char **argv)
         long long maybe = tally.maybe[0] + tally.maybe[1];
         for (int f = 0; f < 2; ++f) {
             if (d[f] >= 0 && (d[f] < tally.adapt2[f] || d[f] > tally.adapt2[f] + tally.maybe[f])) {
-                fprintf(stderr, "rank %d: %s grew by %lld, expected %lld%s\n", rank, counter_names[f],
-                        d[f], tally.adapt2[f], tally.maybe[f] ? " (+ count-0 calls)" : "");
+                fprintf(stderr, "rank %d: %s grew by %lld, expected %lld%s\n", rank, counter_names[f], d[f],
+                        tally.adapt2[f], tally.maybe[f] ? " (+ count-0 calls)" : "");
                 ++errors;
             }
         }

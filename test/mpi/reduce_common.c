@@ -33,7 +33,10 @@ static uint64_t hash3(uint64_t seed, int rank, uint64_t idx)
 }
 
 static int printed;
-int rc_may_print(void) { return printed++ < 40; }
+int rc_may_print(void)
+{
+    return printed++ < 40;
+}
 
 /* ------------------------------------------------------------------ */
 /* C integer types. Values keep signed arithmetic exact for any nranks
@@ -42,86 +45,90 @@ int rc_may_print(void) { return printed++ < 40; }
 #define NONZERO(T, SIGNED, h2) \
     ((T) ((SIGNED) && ((h2) >> 40 & 1) ? (T) 0 - (T) (1 + (h2) % 100) : (T) (1 + (h2) % 100)))
 
-#define DEF_INT(NAME, T, SIGNED)                                                                  \
-    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed,       \
-                           int random)                                                           \
-    {                                                                                             \
-        uint64_t h = hash3(seed, rank, idx), h2 = rc_mix(h);                                      \
-        const int bits = 8 * (int) sizeof(T);                                                     \
-        T v = 0;                                                                                  \
-        (void) random;                                                                            \
-        switch (op) {                                                                             \
-        case RC_SUM:                                                                              \
-            if (SIGNED) {                                                                         \
-                long long lim = bits >= 32 ? 1000000 : ((1LL << (bits - 1)) - 1) / n;             \
-                v = (T) ((long long) (h % (uint64_t) (2 * lim + 1)) - lim);                       \
-            } else {                                                                              \
-                v = (T) h;                                                                        \
-            }                                                                                     \
-            break;                                                                                \
-        case RC_PROD:                                                                             \
-            if (SIGNED) {                                                                         \
-                static const int c[4] = {1, -1, 2, 1};                                            \
-                v = (T) (rank < bits - 2 ? c[h & 3] : c[h & 1]);                                  \
-            } else {                                                                              \
-                v = (T) h;                                                                        \
-            }                                                                                     \
-            break;                                                                                \
-        case RC_MAX:                                                                              \
-        case RC_MIN: v = (T) h; break;                                                            \
-        case RC_LAND: v = h % 8 == 0 ? 0 : NONZERO(T, SIGNED, h2); break;                         \
-        case RC_LOR: v = h % 8 != 0 ? 0 : NONZERO(T, SIGNED, h2); break;                          \
-        case RC_LXOR: v = h & 1 ? 0 : NONZERO(T, SIGNED, h2); break;                              \
-        case RC_BAND: v = (T) (h | h2); break;                                                    \
-        case RC_BOR: v = (T) (h & h2); break;                                                     \
-        case RC_BXOR: v = (T) h; break;                                                           \
-        case RC_MODSUM: v = (T) (h % 65521); break;                                               \
-        }                                                                                         \
-        *(T *) out = v;                                                                           \
-    }                                                                                             \
-    static void combine_##NAME(void *acc, const void *xp, int op)                                 \
-    {                                                                                             \
-        T *a = acc;                                                                               \
-        T x = *(const T *) xp;                                                                    \
-        switch (op) {                                                                             \
-        case RC_SUM: *a = (T) ((uint64_t) *a + (uint64_t) x); break;                              \
-        case RC_PROD: *a = (T) ((uint64_t) *a * (uint64_t) x); break;                             \
-        case RC_MAX: *a = x > *a ? x : *a; break;                                                 \
-        case RC_MIN: *a = x < *a ? x : *a; break;                                                 \
-        case RC_LAND: *a = (T) (*a && x); break;                                                  \
-        case RC_LOR: *a = (T) (*a || x); break;                                                   \
-        case RC_LXOR: *a = (T) (!*a != !x); break;                                                \
-        case RC_BAND: *a = (T) (*a & x); break;                                                   \
-        case RC_BOR: *a = (T) (*a | x); break;                                                    \
-        case RC_BXOR: *a = (T) (*a ^ x); break;                                                   \
-        case RC_MODSUM: *a = (T) (((uint64_t) *a + (uint64_t) x) % 65521); break;                 \
-        }                                                                                         \
-    }                                                                                             \
-    static int equal_##NAME(const void *a, const void *b) { return *(const T *) a == *(const T *) b; } \
-    static void show_##NAME(char *s, size_t n, const void *a)                                     \
-    {                                                                                             \
-        if (SIGNED) snprintf(s, n, "%lld", (long long) *(const T *) a);                           \
-        else snprintf(s, n, "%llu", (unsigned long long) *(const T *) a);                         \
+#define DEF_INT(NAME, T, SIGNED)                                                                        \
+    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed, int random) \
+    {                                                                                                   \
+        uint64_t h = hash3(seed, rank, idx), h2 = rc_mix(h);                                            \
+        const int bits = 8 * (int) sizeof(T);                                                           \
+        T v = 0;                                                                                        \
+        (void) random;                                                                                  \
+        switch (op) {                                                                                   \
+        case RC_SUM:                                                                                    \
+            if (SIGNED) {                                                                               \
+                long long lim = bits >= 32 ? 1000000 : ((1LL << (bits - 1)) - 1) / n;                   \
+                v = (T) ((long long) (h % (uint64_t) (2 * lim + 1)) - lim);                             \
+            } else {                                                                                    \
+                v = (T) h;                                                                              \
+            }                                                                                           \
+            break;                                                                                      \
+        case RC_PROD:                                                                                   \
+            if (SIGNED) {                                                                               \
+                static const int c[4] = {1, -1, 2, 1};                                                  \
+                v = (T) (rank < bits - 2 ? c[h & 3] : c[h & 1]);                                        \
+            } else {                                                                                    \
+                v = (T) h;                                                                              \
+            }                                                                                           \
+            break;                                                                                      \
+        case RC_MAX:                                                                                    \
+        case RC_MIN: v = (T) h; break;                                                                  \
+        case RC_LAND: v = h % 8 == 0 ? 0 : NONZERO(T, SIGNED, h2); break;                               \
+        case RC_LOR: v = h % 8 != 0 ? 0 : NONZERO(T, SIGNED, h2); break;                                \
+        case RC_LXOR: v = h & 1 ? 0 : NONZERO(T, SIGNED, h2); break;                                    \
+        case RC_BAND: v = (T) (h | h2); break;                                                          \
+        case RC_BOR: v = (T) (h & h2); break;                                                           \
+        case RC_BXOR: v = (T) h; break;                                                                 \
+        case RC_MODSUM: v = (T) (h % 65521); break;                                                     \
+        }                                                                                               \
+        *(T *) out = v;                                                                                 \
+    }                                                                                                   \
+    static void combine_##NAME(void *acc, const void *xp, int op)                                       \
+    {                                                                                                   \
+        T *a = acc;                                                                                     \
+        T x = *(const T *) xp;                                                                          \
+        switch (op) {                                                                                   \
+        case RC_SUM: *a = (T) ((uint64_t) *a + (uint64_t) x); break;                                    \
+        case RC_PROD: *a = (T) ((uint64_t) *a * (uint64_t) x); break;                                   \
+        case RC_MAX: *a = x > *a ? x : *a; break;                                                       \
+        case RC_MIN: *a = x < *a ? x : *a; break;                                                       \
+        case RC_LAND: *a = (T) (*a && x); break;                                                        \
+        case RC_LOR: *a = (T) (*a || x); break;                                                         \
+        case RC_LXOR: *a = (T) (!*a != !x); break;                                                      \
+        case RC_BAND: *a = (T) (*a & x); break;                                                         \
+        case RC_BOR: *a = (T) (*a | x); break;                                                          \
+        case RC_BXOR: *a = (T) (*a ^ x); break;                                                         \
+        case RC_MODSUM: *a = (T) (((uint64_t) *a + (uint64_t) x) % 65521); break;                       \
+        }                                                                                               \
+    }                                                                                                   \
+    static int equal_##NAME(const void *a, const void *b)                                               \
+    {                                                                                                   \
+        return *(const T *) a == *(const T *) b;                                                        \
+    }                                                                                                   \
+    static void show_##NAME(char *s, size_t n, const void *a)                                           \
+    {                                                                                                   \
+        if (SIGNED)                                                                                     \
+            snprintf(s, n, "%lld", (long long) *(const T *) a);                                         \
+        else                                                                                            \
+            snprintf(s, n, "%llu", (unsigned long long) *(const T *) a);                                \
     }
 
-#define INT_TYPES(X)                                   \
-    X(schar, signed char, MPI_SIGNED_CHAR, 1)          \
-    X(uchar, unsigned char, MPI_UNSIGNED_CHAR, 0)      \
-    X(int8, int8_t, MPI_INT8_T, 1)                     \
-    X(uint8, uint8_t, MPI_UINT8_T, 0)                  \
-    X(short, short, MPI_SHORT, 1)                      \
-    X(ushort, unsigned short, MPI_UNSIGNED_SHORT, 0)   \
-    X(int, int, MPI_INT, 1)                            \
-    X(unsigned, unsigned, MPI_UNSIGNED, 0)             \
-    X(long, long, MPI_LONG, 1)                         \
-    X(ulong, unsigned long, MPI_UNSIGNED_LONG, 0)      \
-    X(llong, long long, MPI_LONG_LONG, 1)              \
+#define INT_TYPES(X)                                         \
+    X(schar, signed char, MPI_SIGNED_CHAR, 1)                \
+    X(uchar, unsigned char, MPI_UNSIGNED_CHAR, 0)            \
+    X(int8, int8_t, MPI_INT8_T, 1)                           \
+    X(uint8, uint8_t, MPI_UINT8_T, 0)                        \
+    X(short, short, MPI_SHORT, 1)                            \
+    X(ushort, unsigned short, MPI_UNSIGNED_SHORT, 0)         \
+    X(int, int, MPI_INT, 1)                                  \
+    X(unsigned, unsigned, MPI_UNSIGNED, 0)                   \
+    X(long, long, MPI_LONG, 1)                               \
+    X(ulong, unsigned long, MPI_UNSIGNED_LONG, 0)            \
+    X(llong, long long, MPI_LONG_LONG, 1)                    \
     X(ullong, unsigned long long, MPI_UNSIGNED_LONG_LONG, 0) \
-    X(int16, int16_t, MPI_INT16_T, 1)                  \
-    X(uint16, uint16_t, MPI_UINT16_T, 0)               \
-    X(int32, int32_t, MPI_INT32_T, 1)                  \
-    X(uint32, uint32_t, MPI_UINT32_T, 0)               \
-    X(int64, int64_t, MPI_INT64_T, 1)                  \
+    X(int16, int16_t, MPI_INT16_T, 1)                        \
+    X(uint16, uint16_t, MPI_UINT16_T, 0)                     \
+    X(int32, int32_t, MPI_INT32_T, 1)                        \
+    X(uint32, uint32_t, MPI_UINT32_T, 0)                     \
+    X(int64, int64_t, MPI_INT64_T, 1)                        \
     X(uint64, uint64_t, MPI_UINT64_T, 0)
 
 #define X_DEF_INT(NAME, T, MPIT, SIGNED) DEF_INT(NAME, T, SIGNED)
@@ -139,47 +146,49 @@ static long double random_unit(uint64_t h, uint64_t h2) /* [-1, 1) with 64+ rand
     return 2 * m - 1;
 }
 
-#define DEF_FLT(NAME, T)                                                                          \
-    static T val_##NAME(int op, uint64_t h, uint64_t h2, int random)                              \
-    {                                                                                             \
-        static const T prods[8] = {1, -1, 2, 0.5, 3, -0.25, 1, -1};                               \
-        if (random) {                                                                             \
-            if (op == RC_PROD) return (T) (1 + random_unit(h, h2) * ldexpl(1, -(int) (h2 % 8) - 1)); \
-            return (T) ldexpl(random_unit(h, h2), (int) (h2 % 41) - 20);                          \
-        }                                                                                         \
-        switch (op) {                                                                             \
-        case RC_SUM: return (T) ((long long) (h % 2001) - 1000) * (T) 0.25;                        \
-        case RC_PROD: return prods[h & 7];                                                        \
-        default: return (T) ((long long) (h % 200001) - 100000) / (T) 64;                         \
-        }                                                                                         \
-    }                                                                                             \
-    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed,       \
-                           int random)                                                           \
-    {                                                                                             \
-        uint64_t h = hash3(seed, rank, idx);                                                      \
-        (void) n;                                                                                 \
-        *(T *) out = val_##NAME(op, h, rc_mix(h), random);                                        \
-    }                                                                                             \
-    static void combine_##NAME(void *acc, const void *xp, int op)                                 \
-    {                                                                                             \
-        T *a = acc;                                                                               \
-        T x = *(const T *) xp;                                                                    \
-        switch (op) {                                                                             \
-        case RC_SUM: *a = *a + x; break;                                                          \
-        case RC_PROD: *a = *a * x; break;                                                         \
-        case RC_MAX: *a = x > *a ? x : *a; break;                                                 \
-        case RC_MIN: *a = x < *a ? x : *a; break;                                                 \
-        }                                                                                         \
-    }                                                                                             \
-    static int equal_##NAME(const void *a, const void *b) { return *(const T *) a == *(const T *) b; } \
-    static void show_##NAME(char *s, size_t n, const void *a)                                     \
-    {                                                                                             \
-        snprintf(s, n, "%.21Lg", (long double) *(const T *) a);                                   \
-    }                                                                                             \
-    static long double comp_##NAME(const void *a, int c)                                          \
-    {                                                                                             \
-        (void) c;                                                                                 \
-        return (long double) *(const T *) a;                                                      \
+#define DEF_FLT(NAME, T)                                                                                \
+    static T val_##NAME(int op, uint64_t h, uint64_t h2, int random)                                    \
+    {                                                                                                   \
+        static const T prods[8] = {1, -1, 2, 0.5, 3, -0.25, 1, -1};                                     \
+        if (random) {                                                                                   \
+            if (op == RC_PROD) return (T) (1 + random_unit(h, h2) * ldexpl(1, -(int) (h2 % 8) - 1));    \
+            return (T) ldexpl(random_unit(h, h2), (int) (h2 % 41) - 20);                                \
+        }                                                                                               \
+        switch (op) {                                                                                   \
+        case RC_SUM: return (T) ((long long) (h % 2001) - 1000) * (T) 0.25;                             \
+        case RC_PROD: return prods[h & 7];                                                              \
+        default: return (T) ((long long) (h % 200001) - 100000) / (T) 64;                               \
+        }                                                                                               \
+    }                                                                                                   \
+    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed, int random) \
+    {                                                                                                   \
+        uint64_t h = hash3(seed, rank, idx);                                                            \
+        (void) n;                                                                                       \
+        *(T *) out = val_##NAME(op, h, rc_mix(h), random);                                              \
+    }                                                                                                   \
+    static void combine_##NAME(void *acc, const void *xp, int op)                                       \
+    {                                                                                                   \
+        T *a = acc;                                                                                     \
+        T x = *(const T *) xp;                                                                          \
+        switch (op) {                                                                                   \
+        case RC_SUM: *a = *a + x; break;                                                                \
+        case RC_PROD: *a = *a * x; break;                                                               \
+        case RC_MAX: *a = x > *a ? x : *a; break;                                                       \
+        case RC_MIN: *a = x < *a ? x : *a; break;                                                       \
+        }                                                                                               \
+    }                                                                                                   \
+    static int equal_##NAME(const void *a, const void *b)                                               \
+    {                                                                                                   \
+        return *(const T *) a == *(const T *) b;                                                        \
+    }                                                                                                   \
+    static void show_##NAME(char *s, size_t n, const void *a)                                           \
+    {                                                                                                   \
+        snprintf(s, n, "%.21Lg", (long double) *(const T *) a);                                         \
+    }                                                                                                   \
+    static long double comp_##NAME(const void *a, int c)                                                \
+    {                                                                                                   \
+        (void) c;                                                                                       \
+        return (long double) *(const T *) a;                                                            \
     }
 
 DEF_FLT(float, float)
@@ -188,54 +197,54 @@ DEF_FLT(ldouble, long double)
 
 /* Complex: stored as two reals. Exact products: Gaussian integers of small
  * norm. */
-#define DEF_CPX(NAME, T)                                                                          \
-    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed,       \
-                           int random)                                                           \
-    {                                                                                             \
-        static const T units[8][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1},                          \
-                                      {1, 1}, {1, -1}, {2, 0}, {0, 2}};                            \
-        uint64_t h = hash3(seed, rank, idx), h2 = rc_mix(h), h3 = rc_mix(h2);                     \
-        T *v = out;                                                                               \
-        (void) n;                                                                                 \
-        if (random) {                                                                             \
-            if (op == RC_PROD) {                                                                  \
-                v[0] = (T) (1 + random_unit(h, h2) * 0.25L);                                      \
-                v[1] = (T) (random_unit(h3, h) * 0.25L);                                          \
-            } else {                                                                              \
-                v[0] = (T) ldexpl(random_unit(h, h2), (int) (h3 % 41) - 20);                      \
-                v[1] = (T) ldexpl(random_unit(h2, h3), (int) (h % 41) - 20);                      \
-            }                                                                                     \
-        } else if (op == RC_PROD) {                                                               \
-            v[0] = units[h & 7][0];                                                               \
-            v[1] = units[h & 7][1];                                                               \
-        } else {                                                                                  \
-            v[0] = (T) ((long long) (h % 201) - 100) * (T) 0.5;                                    \
-            v[1] = (T) ((long long) (h2 % 201) - 100) * (T) 0.5;                                   \
-        }                                                                                         \
-    }                                                                                             \
-    static void combine_##NAME(void *acc, const void *xp, int op)                                 \
-    {                                                                                             \
-        T *a = acc;                                                                               \
-        const T *x = xp;                                                                          \
-        if (op == RC_SUM) {                                                                       \
-            a[0] += x[0];                                                                         \
-            a[1] += x[1];                                                                         \
-        } else {                                                                                  \
-            T re = a[0] * x[0] - a[1] * x[1], im = a[0] * x[1] + a[1] * x[0];                     \
-            a[0] = re;                                                                            \
-            a[1] = im;                                                                            \
-        }                                                                                         \
-    }                                                                                             \
-    static int equal_##NAME(const void *a, const void *b)                                         \
-    {                                                                                             \
-        return ((const T *) a)[0] == ((const T *) b)[0] && ((const T *) a)[1] == ((const T *) b)[1]; \
-    }                                                                                             \
-    static void show_##NAME(char *s, size_t n, const void *a)                                     \
-    {                                                                                             \
-        snprintf(s, n, "(%.21Lg, %.21Lg)", (long double) ((const T *) a)[0],                      \
-                 (long double) ((const T *) a)[1]);                                               \
-    }                                                                                             \
-    static long double comp_##NAME(const void *a, int c) { return (long double) ((const T *) a)[c]; }
+#define DEF_CPX(NAME, T)                                                                                        \
+    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed, int random)         \
+    {                                                                                                           \
+        static const T units[8][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}, {1, 1}, {1, -1}, {2, 0}, {0, 2}};       \
+        uint64_t h = hash3(seed, rank, idx), h2 = rc_mix(h), h3 = rc_mix(h2);                                   \
+        T *v = out;                                                                                             \
+        (void) n;                                                                                               \
+        if (random) {                                                                                           \
+            if (op == RC_PROD) {                                                                                \
+                v[0] = (T) (1 + random_unit(h, h2) * 0.25L);                                                    \
+                v[1] = (T) (random_unit(h3, h) * 0.25L);                                                        \
+            } else {                                                                                            \
+                v[0] = (T) ldexpl(random_unit(h, h2), (int) (h3 % 41) - 20);                                    \
+                v[1] = (T) ldexpl(random_unit(h2, h3), (int) (h % 41) - 20);                                    \
+            }                                                                                                   \
+        } else if (op == RC_PROD) {                                                                             \
+            v[0] = units[h & 7][0];                                                                             \
+            v[1] = units[h & 7][1];                                                                             \
+        } else {                                                                                                \
+            v[0] = (T) ((long long) (h % 201) - 100) * (T) 0.5;                                                 \
+            v[1] = (T) ((long long) (h2 % 201) - 100) * (T) 0.5;                                                \
+        }                                                                                                       \
+    }                                                                                                           \
+    static void combine_##NAME(void *acc, const void *xp, int op)                                               \
+    {                                                                                                           \
+        T *a = acc;                                                                                             \
+        const T *x = xp;                                                                                        \
+        if (op == RC_SUM) {                                                                                     \
+            a[0] += x[0];                                                                                       \
+            a[1] += x[1];                                                                                       \
+        } else {                                                                                                \
+            T re = a[0] * x[0] - a[1] * x[1], im = a[0] * x[1] + a[1] * x[0];                                   \
+            a[0] = re;                                                                                          \
+            a[1] = im;                                                                                          \
+        }                                                                                                       \
+    }                                                                                                           \
+    static int equal_##NAME(const void *a, const void *b)                                                       \
+    {                                                                                                           \
+        return ((const T *) a)[0] == ((const T *) b)[0] && ((const T *) a)[1] == ((const T *) b)[1];            \
+    }                                                                                                           \
+    static void show_##NAME(char *s, size_t n, const void *a)                                                   \
+    {                                                                                                           \
+        snprintf(s, n, "(%.21Lg, %.21Lg)", (long double) ((const T *) a)[0], (long double) ((const T *) a)[1]); \
+    }                                                                                                           \
+    static long double comp_##NAME(const void *a, int c)                                                        \
+    {                                                                                                           \
+        return (long double) ((const T *) a)[c];                                                                \
+    }
 
 DEF_CPX(fcomplex, float)
 DEF_CPX(dcomplex, double)
@@ -256,7 +265,10 @@ static void combine_bool(void *acc, const void *xp, int op)
     bool *a = acc, x = *(const bool *) xp;
     *a = op == RC_LAND ? (*a && x) : op == RC_LOR ? (*a || x) : (*a != x);
 }
-static int equal_bool(const void *a, const void *b) { return *(const bool *) a == *(const bool *) b; }
+static int equal_bool(const void *a, const void *b)
+{
+    return *(const bool *) a == *(const bool *) b;
+}
 static void show_bool(char *s, size_t n, const void *a)
 {
     snprintf(s, n, "%d (byte 0x%02x)", (int) *(const bool *) a, *(const unsigned char *) a);
@@ -277,40 +289,42 @@ static void gen_byte(void *out, int op, int rank, int n, uint64_t idx, uint64_t 
 /* MINLOC/MAXLOC pairs: few distinct values, so ties (lowest index wins)
  * are frequent; indices are arbitrary ints. */
 
-#define DEF_PAIR(NAME, VT)                                                                        \
-    typedef struct { VT v; int k; } pair_##NAME;                                                   \
-    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed,       \
-                           int random)                                                           \
-    {                                                                                             \
-        uint64_t h = hash3(seed, rank, idx), h2 = rc_mix(h);                                      \
-        pair_##NAME *p = out;                                                                     \
-        (void) op;                                                                                \
-        (void) n;                                                                                 \
-        (void) random;                                                                            \
-        memset(p, 0, sizeof *p);                                                                  \
-        p->v = (VT) ((long long) (h % 7) - 3);                                                    \
-        p->k = (int) (h2 % 2001) - 1000;                                                          \
-    }                                                                                             \
-    static void combine_##NAME(void *acc, const void *xp, int op)                                 \
-    {                                                                                             \
-        pair_##NAME *a = acc;                                                                     \
-        const pair_##NAME *x = xp;                                                                \
-        if (op == RC_MAXLOC ? x->v > a->v : x->v < a->v) {                                        \
-            a->v = x->v;                                                                          \
-            a->k = x->k;                                                                          \
-        } else if (x->v == a->v && x->k < a->k) {                                                 \
-            a->k = x->k;                                                                          \
-        }                                                                                         \
-    }                                                                                             \
-    static int equal_##NAME(const void *a, const void *b)                                         \
-    {                                                                                             \
-        const pair_##NAME *p = a, *q = b;                                                         \
-        return p->v == q->v && p->k == q->k;                                                      \
-    }                                                                                             \
-    static void show_##NAME(char *s, size_t n, const void *a)                                     \
-    {                                                                                             \
-        const pair_##NAME *p = a;                                                                 \
-        snprintf(s, n, "(%Lg, %d)", (long double) p->v, p->k);                                    \
+#define DEF_PAIR(NAME, VT)                                                                              \
+    typedef struct {                                                                                    \
+        VT v;                                                                                           \
+        int k;                                                                                          \
+    } pair_##NAME;                                                                                      \
+    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed, int random) \
+    {                                                                                                   \
+        uint64_t h = hash3(seed, rank, idx), h2 = rc_mix(h);                                            \
+        pair_##NAME *p = out;                                                                           \
+        (void) op;                                                                                      \
+        (void) n;                                                                                       \
+        (void) random;                                                                                  \
+        memset(p, 0, sizeof *p);                                                                        \
+        p->v = (VT) ((long long) (h % 7) - 3);                                                          \
+        p->k = (int) (h2 % 2001) - 1000;                                                                \
+    }                                                                                                   \
+    static void combine_##NAME(void *acc, const void *xp, int op)                                       \
+    {                                                                                                   \
+        pair_##NAME *a = acc;                                                                           \
+        const pair_##NAME *x = xp;                                                                      \
+        if (op == RC_MAXLOC ? x->v > a->v : x->v < a->v) {                                              \
+            a->v = x->v;                                                                                \
+            a->k = x->k;                                                                                \
+        } else if (x->v == a->v && x->k < a->k) {                                                       \
+            a->k = x->k;                                                                                \
+        }                                                                                               \
+    }                                                                                                   \
+    static int equal_##NAME(const void *a, const void *b)                                               \
+    {                                                                                                   \
+        const pair_##NAME *p = a, *q = b;                                                               \
+        return p->v == q->v && p->k == q->k;                                                            \
+    }                                                                                                   \
+    static void show_##NAME(char *s, size_t n, const void *a)                                           \
+    {                                                                                                   \
+        const pair_##NAME *p = a;                                                                       \
+        snprintf(s, n, "(%Lg, %d)", (long double) p->v, p->k);                                          \
     }
 
 DEF_PAIR(float_int, float)
@@ -324,38 +338,37 @@ DEF_PAIR(ldouble_int, long double)
 /* 2x2 matrices (row-major) for the non-commutative user-defined product.
  * Entries in {-1, 0, 1, 2}: products of up to a few dozen stay exact. */
 
-#define DEF_MAT(NAME, T, FMT)                                                                     \
-    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed,       \
-                           int random)                                                           \
-    {                                                                                             \
-        static const T e[5] = {-1, 0, 1, 2, 1};                                                   \
-        uint64_t h = hash3(seed, rank, idx);                                                      \
-        T *m = out;                                                                               \
-        (void) op;                                                                                \
-        (void) n;                                                                                 \
-        (void) random;                                                                            \
-        for (int j = 0; j < 4; ++j) m[j] = e[(h >> (8 * j)) % 5];                                 \
-    }                                                                                             \
-    static void mul_##NAME(T *a, const T *x) /* a = a * x */                                      \
-    {                                                                                             \
-        T c[4] = {a[0] * x[0] + a[1] * x[2], a[0] * x[1] + a[1] * x[3],                           \
-                  a[2] * x[0] + a[3] * x[2], a[2] * x[1] + a[3] * x[3]};                          \
-        memcpy(a, c, sizeof c);                                                                   \
-    }                                                                                             \
-    static void combine_##NAME(void *acc, const void *xp, int op)                                 \
-    {                                                                                             \
-        (void) op;                                                                                \
-        mul_##NAME(acc, xp);                                                                      \
-    }                                                                                             \
-    static int equal_##NAME(const void *a, const void *b)                                         \
-    {                                                                                             \
-        const T *p = a, *q = b;                                                                   \
-        return p[0] == q[0] && p[1] == q[1] && p[2] == q[2] && p[3] == q[3];                      \
-    }                                                                                             \
-    static void show_##NAME(char *s, size_t n, const void *a)                                     \
-    {                                                                                             \
-        const T *p = a;                                                                           \
-        snprintf(s, n, "[" FMT " " FMT "; " FMT " " FMT "]", p[0], p[1], p[2], p[3]);             \
+#define DEF_MAT(NAME, T, FMT)                                                                           \
+    static void gen_##NAME(void *out, int op, int rank, int n, uint64_t idx, uint64_t seed, int random) \
+    {                                                                                                   \
+        static const T e[5] = {-1, 0, 1, 2, 1};                                                         \
+        uint64_t h = hash3(seed, rank, idx);                                                            \
+        T *m = out;                                                                                     \
+        (void) op;                                                                                      \
+        (void) n;                                                                                       \
+        (void) random;                                                                                  \
+        for (int j = 0; j < 4; ++j) m[j] = e[(h >> (8 * j)) % 5];                                       \
+    }                                                                                                   \
+    static void mul_##NAME(T *a, const T *x) /* a = a * x */                                            \
+    {                                                                                                   \
+        T c[4] = {a[0] * x[0] + a[1] * x[2], a[0] * x[1] + a[1] * x[3], a[2] * x[0] + a[3] * x[2],      \
+                  a[2] * x[1] + a[3] * x[3]};                                                           \
+        memcpy(a, c, sizeof c);                                                                         \
+    }                                                                                                   \
+    static void combine_##NAME(void *acc, const void *xp, int op)                                       \
+    {                                                                                                   \
+        (void) op;                                                                                      \
+        mul_##NAME(acc, xp);                                                                            \
+    }                                                                                                   \
+    static int equal_##NAME(const void *a, const void *b)                                               \
+    {                                                                                                   \
+        const T *p = a, *q = b;                                                                         \
+        return p[0] == q[0] && p[1] == q[1] && p[2] == q[2] && p[3] == q[3];                            \
+    }                                                                                                   \
+    static void show_##NAME(char *s, size_t n, const void *a)                                           \
+    {                                                                                                   \
+        const T *p = a;                                                                                 \
+        snprintf(s, n, "[" FMT " " FMT "; " FMT " " FMT "]", p[0], p[1], p[2], p[3]);                   \
     }
 
 DEF_MAT(mat2i, int, "%d")
@@ -363,46 +376,171 @@ DEF_MAT(mat2d, double, "%g")
 
 /* ------------------------------------------------------------------ */
 
-#define INT_BASE(NAME, T, MPIT, SIGNED)                                                            \
-    {#NAME, MPIT, SIGNED ? RC_CL_INT : RC_CL_UINT, sizeof(T), 1, {0, 0}, {sizeof(T), 0}, 0, 0,  \
-     gen_##NAME, combine_##NAME, equal_##NAME, show_##NAME, NULL},
-#define PAIR_BASE(NAME, VT, MPIT, VLEN)                                                            \
-    {#NAME, MPIT, RC_CL_PAIR, sizeof(pair_##NAME), 2, {0, offsetof(pair_##NAME, k)},             \
-     {VLEN, sizeof(int)}, 0, 0, gen_##NAME, combine_##NAME, equal_##NAME, show_##NAME, NULL},
+#define INT_BASE(NAME, T, MPIT, SIGNED) \
+    {#NAME,                             \
+     MPIT,                              \
+     SIGNED ? RC_CL_INT : RC_CL_UINT,   \
+     sizeof(T),                         \
+     1,                                 \
+     {0, 0},                            \
+     {sizeof(T), 0},                    \
+     0,                                 \
+     0,                                 \
+     gen_##NAME,                        \
+     combine_##NAME,                    \
+     equal_##NAME,                      \
+     show_##NAME,                       \
+     NULL},
+#define PAIR_BASE(NAME, VT, MPIT, VLEN) \
+    {#NAME,                             \
+     MPIT,                              \
+     RC_CL_PAIR,                        \
+     sizeof(pair_##NAME),               \
+     2,                                 \
+     {0, offsetof(pair_##NAME, k)},     \
+     {VLEN, sizeof(int)},               \
+     0,                                 \
+     0,                                 \
+     gen_##NAME,                        \
+     combine_##NAME,                    \
+     equal_##NAME,                      \
+     show_##NAME,                       \
+     NULL},
 
 static rc_base_t bases[] = {
-    INT_TYPES(INT_BASE)
-    {"float", MPI_FLOAT, RC_CL_FLOAT, sizeof(float), 1, {0, 0}, {sizeof(float), 0}, 1, FLT_EPSILON,
-     gen_float, combine_float, equal_float, show_float, comp_float},
-    {"double", MPI_DOUBLE, RC_CL_FLOAT, sizeof(double), 1, {0, 0}, {sizeof(double), 0}, 1,
-     DBL_EPSILON, gen_double, combine_double, equal_double, show_double, comp_double},
+    INT_TYPES(INT_BASE){"float",
+                        MPI_FLOAT,
+                        RC_CL_FLOAT,
+                        sizeof(float),
+                        1,
+                        {0, 0},
+                        {sizeof(float), 0},
+                        1,
+                        FLT_EPSILON,
+                        gen_float,
+                        combine_float,
+                        equal_float,
+                        show_float,
+                        comp_float},
+    {"double",
+     MPI_DOUBLE,
+     RC_CL_FLOAT,
+     sizeof(double),
+     1,
+     {0, 0},
+     {sizeof(double), 0},
+     1,
+     DBL_EPSILON,
+     gen_double,
+     combine_double,
+     equal_double,
+     show_double,
+     comp_double},
     /* x87 extended: 10 significant bytes in 16 */
-    {"ldouble", MPI_LONG_DOUBLE, RC_CL_FLOAT, sizeof(long double), 1, {0, 0}, {10, 0}, 1,
-     LDBL_EPSILON, gen_ldouble, combine_ldouble, equal_ldouble, show_ldouble, comp_ldouble},
-    {"fcomplex", MPI_C_FLOAT_COMPLEX, RC_CL_COMPLEX, 2 * sizeof(float), 1, {0, 0},
-     {2 * sizeof(float), 0}, 2, FLT_EPSILON, gen_fcomplex, combine_fcomplex, equal_fcomplex,
-     show_fcomplex, comp_fcomplex},
-    {"dcomplex", MPI_C_DOUBLE_COMPLEX, RC_CL_COMPLEX, 2 * sizeof(double), 1, {0, 0},
-     {2 * sizeof(double), 0}, 2, DBL_EPSILON, gen_dcomplex, combine_dcomplex, equal_dcomplex,
-     show_dcomplex, comp_dcomplex},
-    {"ldcomplex", MPI_C_LONG_DOUBLE_COMPLEX, RC_CL_COMPLEX, 2 * sizeof(long double), 2,
-     {0, sizeof(long double)}, {10, 10}, 2, LDBL_EPSILON, gen_ldcomplex, combine_ldcomplex,
-     equal_ldcomplex, show_ldcomplex, comp_ldcomplex},
-    {"bool", MPI_C_BOOL, RC_CL_BOOL, sizeof(bool), 1, {0, 0}, {sizeof(bool), 0}, 0, 0, gen_bool,
-     combine_bool, equal_bool, show_bool, NULL},
-    {"byte", MPI_BYTE, RC_CL_BYTE, 1, 1, {0, 0}, {1, 0}, 0, 0, gen_byte, combine_byte, equal_byte,
-     show_byte, NULL},
-    PAIR_BASE(float_int, float, MPI_FLOAT_INT, sizeof(float))
-    PAIR_BASE(double_int, double, MPI_DOUBLE_INT, sizeof(double))
-    PAIR_BASE(long_int, long, MPI_LONG_INT, sizeof(long))
-    PAIR_BASE(2int, int, MPI_2INT, sizeof(int))
-    PAIR_BASE(short_int, short, MPI_SHORT_INT, sizeof(short))
-    PAIR_BASE(ldouble_int, long double, MPI_LONG_DOUBLE_INT, 10)
+    {"ldouble",
+     MPI_LONG_DOUBLE,
+     RC_CL_FLOAT,
+     sizeof(long double),
+     1,
+     {0, 0},
+     {10, 0},
+     1,
+     LDBL_EPSILON,
+     gen_ldouble,
+     combine_ldouble,
+     equal_ldouble,
+     show_ldouble,
+     comp_ldouble},
+    {"fcomplex",
+     MPI_C_FLOAT_COMPLEX,
+     RC_CL_COMPLEX,
+     2 * sizeof(float),
+     1,
+     {0, 0},
+     {2 * sizeof(float), 0},
+     2,
+     FLT_EPSILON,
+     gen_fcomplex,
+     combine_fcomplex,
+     equal_fcomplex,
+     show_fcomplex,
+     comp_fcomplex},
+    {"dcomplex",
+     MPI_C_DOUBLE_COMPLEX,
+     RC_CL_COMPLEX,
+     2 * sizeof(double),
+     1,
+     {0, 0},
+     {2 * sizeof(double), 0},
+     2,
+     DBL_EPSILON,
+     gen_dcomplex,
+     combine_dcomplex,
+     equal_dcomplex,
+     show_dcomplex,
+     comp_dcomplex},
+    {"ldcomplex",
+     MPI_C_LONG_DOUBLE_COMPLEX,
+     RC_CL_COMPLEX,
+     2 * sizeof(long double),
+     2,
+     {0, sizeof(long double)},
+     {10, 10},
+     2,
+     LDBL_EPSILON,
+     gen_ldcomplex,
+     combine_ldcomplex,
+     equal_ldcomplex,
+     show_ldcomplex,
+     comp_ldcomplex},
+    {"bool",
+     MPI_C_BOOL,
+     RC_CL_BOOL,
+     sizeof(bool),
+     1,
+     {0, 0},
+     {sizeof(bool), 0},
+     0,
+     0,
+     gen_bool,
+     combine_bool,
+     equal_bool,
+     show_bool,
+     NULL},
+    {"byte", MPI_BYTE, RC_CL_BYTE, 1, 1, {0, 0}, {1, 0}, 0, 0, gen_byte, combine_byte, equal_byte, show_byte, NULL},
+    PAIR_BASE(float_int, float, MPI_FLOAT_INT, sizeof(float)) PAIR_BASE(
+        double_int, double, MPI_DOUBLE_INT, sizeof(double)) PAIR_BASE(long_int, long, MPI_LONG_INT, sizeof(long))
+        PAIR_BASE(2int, int, MPI_2INT, sizeof(int)) PAIR_BASE(short_int, short, MPI_SHORT_INT, sizeof(short))
+            PAIR_BASE(ldouble_int, long double, MPI_LONG_DOUBLE_INT, 10)
     /* user types: type created in rc_init */
-    {"mat2i", MPI_DATATYPE_NULL, RC_CL_MAT, 4 * sizeof(int), 1, {0, 0}, {4 * sizeof(int), 0}, 0, 0,
-     gen_mat2i, combine_mat2i, equal_mat2i, show_mat2i, NULL},
-    {"mat2d", MPI_DATATYPE_NULL, RC_CL_MAT, 4 * sizeof(double), 1, {0, 0},
-     {4 * sizeof(double), 0}, 0, 0, gen_mat2d, combine_mat2d, equal_mat2d, show_mat2d, NULL},
+    {"mat2i",
+     MPI_DATATYPE_NULL,
+     RC_CL_MAT,
+     4 * sizeof(int),
+     1,
+     {0, 0},
+     {4 * sizeof(int), 0},
+     0,
+     0,
+     gen_mat2i,
+     combine_mat2i,
+     equal_mat2i,
+     show_mat2i,
+     NULL},
+    {"mat2d",
+     MPI_DATATYPE_NULL,
+     RC_CL_MAT,
+     4 * sizeof(double),
+     1,
+     {0, 0},
+     {4 * sizeof(double), 0},
+     0,
+     0,
+     gen_mat2d,
+     combine_mat2d,
+     equal_mat2d,
+     show_mat2d,
+     NULL},
 };
 #define NBASES ((int) (sizeof bases / sizeof bases[0]))
 
@@ -445,7 +583,10 @@ static void unregister_layout(MPI_Datatype type)
     }
 }
 
-long long rc_user_fn_errors(void) { return user_fn_errors; }
+long long rc_user_fn_errors(void)
+{
+    return user_fn_errors;
+}
 
 /* MPI's user function contract: inout[i] = in[i] op inout[i], where in holds
  * the lower ranks' partial result. */
@@ -481,16 +622,22 @@ static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt, int code)
         }
     }
 }
-static void matmul_fn(void *in, void *inout, int *len, MPI_Datatype *dt) { user_fn(in, inout, len, dt, RC_MATMUL); }
-static void modsum_fn(void *in, void *inout, int *len, MPI_Datatype *dt) { user_fn(in, inout, len, dt, RC_MODSUM); }
+static void matmul_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    user_fn(in, inout, len, dt, RC_MATMUL);
+}
+static void modsum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    user_fn(in, inout, len, dt, RC_MODSUM);
+}
 
 static rc_op_t ops[] = {
-    {"max", RC_MAX, 0, 1, MPI_MAX},       {"min", RC_MIN, 0, 1, MPI_MIN},
-    {"sum", RC_SUM, 0, 1, MPI_SUM},       {"prod", RC_PROD, 0, 1, MPI_PROD},
-    {"land", RC_LAND, 0, 1, MPI_LAND},    {"lor", RC_LOR, 0, 1, MPI_LOR},
-    {"lxor", RC_LXOR, 0, 1, MPI_LXOR},    {"band", RC_BAND, 0, 1, MPI_BAND},
-    {"bor", RC_BOR, 0, 1, MPI_BOR},       {"bxor", RC_BXOR, 0, 1, MPI_BXOR},
-    {"maxloc", RC_MAXLOC, 0, 1, MPI_MAXLOC}, {"minloc", RC_MINLOC, 0, 1, MPI_MINLOC},
+    {"max", RC_MAX, 0, 1, MPI_MAX},           {"min", RC_MIN, 0, 1, MPI_MIN},
+    {"sum", RC_SUM, 0, 1, MPI_SUM},           {"prod", RC_PROD, 0, 1, MPI_PROD},
+    {"land", RC_LAND, 0, 1, MPI_LAND},        {"lor", RC_LOR, 0, 1, MPI_LOR},
+    {"lxor", RC_LXOR, 0, 1, MPI_LXOR},        {"band", RC_BAND, 0, 1, MPI_BAND},
+    {"bor", RC_BOR, 0, 1, MPI_BOR},           {"bxor", RC_BXOR, 0, 1, MPI_BXOR},
+    {"maxloc", RC_MAXLOC, 0, 1, MPI_MAXLOC},  {"minloc", RC_MINLOC, 0, 1, MPI_MINLOC},
     {"matmul", RC_MATMUL, 1, 0, MPI_OP_NULL}, /* non-commutative */
     {"modsum", RC_MODSUM, 1, 1, MPI_OP_NULL}, /* commutative */
 };
@@ -513,8 +660,8 @@ void rc_init(void)
         MPI_Aint lb, extent;
         MPI_Type_get_extent(bases[i].type, &lb, &extent);
         if (lb != 0 || (size_t) extent != bases[i].size)
-            fail("type %s: MPI extent %ld (lb %ld), C size %zu", bases[i].name, (long) extent,
-                 (long) lb, bases[i].size);
+            fail("type %s: MPI extent %ld (lb %ld), C size %zu", bases[i].name, (long) extent, (long) lb,
+                 bases[i].size);
     }
     /* the user functions also get the plain bases */
     for (int i = 0; i < 2; ++i) rc_layout_create(i ? "mat2d" : "mat2i", &mat_layouts[i]);
@@ -588,8 +735,7 @@ int rc_layout_create(const char *name, rc_layout_t *l)
         l->type = b;
         l->nunits = 1;
         l->extent = u;
-        l->contiguous = base_dense(l->base) || l->base->cls == RC_CL_FLOAT ||
-                        l->base->cls == RC_CL_COMPLEX;
+        l->contiguous = base_dense(l->base) || l->base->cls == RC_CL_FLOAT || l->base->cls == RC_CL_COMPLEX;
     } else if (!strcmp(shape, "contig")) {
         MPI_Type_contiguous(3, b, &l->type);
         l->nunits = 3;
@@ -619,8 +765,7 @@ int rc_layout_create(const char *name, rc_layout_t *l)
     } else {
         return -1;
     }
-    static const size_t units[][RC_MAX_UNITS] = {
-        {0, 1, 2}, {0, 1, 2, 5, 6, 7}, {0, 1, 3, 6, 7}};
+    static const size_t units[][RC_MAX_UNITS] = {{0, 1, 2}, {0, 1, 2, 5, 6, 7}, {0, 1, 3, 6, 7}};
     const size_t *which = !strcmp(shape, "vector") ? units[1] : !strcmp(shape, "indexed") ? units[2] : units[0];
     for (int i = 0; i < l->nunits; ++i) l->off[i] = which[i] * u;
     if (colon) {
@@ -631,7 +776,8 @@ int rc_layout_create(const char *name, rc_layout_t *l)
     int size;
     MPI_Type_get_extent(l->type, &lb, &extent);
     MPI_Type_size(l->type, &size);
-    if (lb != 0 || (size_t) extent != l->extent) fail("layout %s: extent %ld, expected %zu", name, (long) extent, l->extent);
+    if (lb != 0 || (size_t) extent != l->extent)
+        fail("layout %s: extent %ld, expected %zu", name, (long) extent, l->extent);
     l->size = (size_t) size;
     register_layout(l);
     return 0;
@@ -680,21 +826,19 @@ int rc_spec_fallback(const rc_op_t *op, const rc_layout_t *l, int count)
     return 0;
 }
 
-void rc_fill(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int rank, int nranks,
-             uint64_t seed, int random)
+void rc_fill(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int rank, int nranks, uint64_t seed,
+             int random)
 {
     memset(buf, RC_POISON, (size_t) count * l->extent);
     uint64_t idx = 0;
     for (int e = 0; e < count; ++e) {
         for (int u = 0; u < l->nunits; ++u, ++idx) {
-            l->base->gen((char *) buf + (size_t) e * l->extent + l->off[u], op->code, rank, nranks,
-                         idx, seed, random);
+            l->base->gen((char *) buf + (size_t) e * l->extent + l->off[u], op->code, rank, nranks, idx, seed, random);
         }
     }
 }
 
-void rc_expected(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int nranks,
-                 uint64_t seed)
+void rc_expected(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int nranks, uint64_t seed)
 {
     unsigned char x[64];
     /* acc = v0, then acc = acc op v_r for r = 1, 2, ...: left to right in
@@ -735,8 +879,7 @@ long long rc_check_holes(const rc_layout_t *l, const void *gotp, int count, cons
     return errors;
 }
 
-long long rc_compare(const rc_layout_t *l, const void *got, const void *want, int count,
-                     const char *what)
+long long rc_compare(const rc_layout_t *l, const void *got, const void *want, int count, const char *what)
 {
     long long errors = 0;
     char s1[160], s2[160];
@@ -757,8 +900,8 @@ long long rc_compare(const rc_layout_t *l, const void *got, const void *want, in
     return errors + rc_check_holes(l, got, count, what);
 }
 
-long long rc_compare_approx(const rc_layout_t *l, const rc_op_t *op, const void *got, int count,
-                            int nranks, uint64_t seed, const char *what)
+long long rc_compare_approx(const rc_layout_t *l, const rc_op_t *op, const void *got, int count, int nranks,
+                            uint64_t seed, const char *what)
 {
     const rc_base_t *b = l->base;
     long long errors = 0;
@@ -841,8 +984,10 @@ void rc_call_prepare(rc_call_t *c)
     rc_fill(c->l, c->op, c->sbuf, c->count, rank, size, c->seed, 0);
     memcpy(c->scopy, c->sbuf, bytes);
     if (holds) {
-        if (c->inplace) memcpy(c->rbuf, c->sbuf, bytes);
-        else memset(c->rbuf, RC_POISON, bytes);
+        if (c->inplace)
+            memcpy(c->rbuf, c->sbuf, bytes);
+        else
+            memset(c->rbuf, RC_POISON, bytes);
     }
 }
 

@@ -23,48 +23,60 @@
 #define RC_MAX_UNITS 8
 
 enum rc_op_code {
-    RC_MAX, RC_MIN, RC_SUM, RC_PROD, RC_LAND, RC_LOR, RC_LXOR, RC_BAND, RC_BOR, RC_BXOR,
-    RC_MAXLOC, RC_MINLOC, RC_MATMUL, RC_MODSUM, RC_NOPS
+    RC_MAX,
+    RC_MIN,
+    RC_SUM,
+    RC_PROD,
+    RC_LAND,
+    RC_LOR,
+    RC_LXOR,
+    RC_BAND,
+    RC_BOR,
+    RC_BXOR,
+    RC_MAXLOC,
+    RC_MINLOC,
+    RC_MATMUL,
+    RC_MODSUM,
+    RC_NOPS
 };
 
-enum rc_class { RC_CL_INT, RC_CL_UINT, RC_CL_FLOAT, RC_CL_COMPLEX, RC_CL_BOOL, RC_CL_BYTE,
-                RC_CL_PAIR, RC_CL_MAT };
+enum rc_class { RC_CL_INT, RC_CL_UINT, RC_CL_FLOAT, RC_CL_COMPLEX, RC_CL_BOOL, RC_CL_BYTE, RC_CL_PAIR, RC_CL_MAT };
 
 typedef struct rc_base {
     const char *name;
     MPI_Datatype type;
     int cls;
-    size_t size;                      /* C sizeof, equal to the MPI extent (checked) */
-    int nsig;                         /* significant byte ranges (no padding) */
+    size_t size; /* C sizeof, equal to the MPI extent (checked) */
+    int nsig;    /* significant byte ranges (no padding) */
     size_t sig_off[2], sig_len[2];
-    int ncomp;                        /* floating components (1 real, 2 complex), else 0 */
-    long double eps;                  /* machine epsilon of the floating components */
+    int ncomp;       /* floating components (1 real, 2 complex), else 0 */
+    long double eps; /* machine epsilon of the floating components */
     /* The value `rank` (of `nranks`) contributes at unit `idx` of the call
      * with `seed`; random != 0: arbitrary floating values (SUM/PROD only). */
     void (*gen)(void *out, int op, int rank, int nranks, uint64_t idx, uint64_t seed, int random);
     void (*combine)(void *acc, const void *x, int op); /* acc = acc op x */
     int (*equal)(const void *a, const void *b);        /* same value */
     void (*show)(char *s, size_t n, const void *a);
-    long double (*comp)(const void *a, int c);         /* floating component c */
+    long double (*comp)(const void *a, int c); /* floating component c */
 } rc_base_t;
 
 typedef struct rc_layout {
     char name[64];
     const rc_base_t *base;
     MPI_Datatype type;
-    size_t extent;       /* bytes per element of type */
-    size_t size;         /* MPI_Type_size: packed bytes per element */
-    int nunits;          /* base units per element */
+    size_t extent; /* bytes per element of type */
+    size_t size;   /* MPI_Type_size: packed bytes per element */
+    int nunits;    /* base units per element */
     size_t off[RC_MAX_UNITS];
-    int derived;         /* a derived type the test created (the base, for mat2i/mat2d, is not) */
-    int contiguous;      /* elements are dense: no holes, no padding */
-    int tail_hole_only;  /* the only hole is at the end of the extent (resized) */
+    int derived;        /* a derived type the test created (the base, for mat2i/mat2d, is not) */
+    int contiguous;     /* elements are dense: no holes, no padding */
+    int tail_hole_only; /* the only hole is at the end of the extent (resized) */
 } rc_layout_t;
 
 typedef struct rc_op {
     const char *name;
     int code;
-    int user;            /* user-defined (MPI_Op_create) */
+    int user; /* user-defined (MPI_Op_create) */
     int commute;
     MPI_Op op;
 } rc_op_t;
@@ -96,23 +108,21 @@ int rc_spec_fallback(const rc_op_t *op, const rc_layout_t *l, int count);
 
 /* Fills `count` elements of buf with this rank's contribution; holes get
  * RC_POISON. */
-void rc_fill(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int rank, int nranks,
-             uint64_t seed, int random);
+void rc_fill(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int rank, int nranks, uint64_t seed,
+             int random);
 /* The serial left-to-right result over ranks 0..nranks-1 in rank order, in
  * the layout of `buf` (holes RC_POISON). */
-void rc_expected(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int nranks,
-                 uint64_t seed);
+void rc_expected(const rc_layout_t *l, const rc_op_t *op, void *buf, int count, int nranks, uint64_t seed);
 /* Compares got with want unit by unit (exact values) and checks that the
  * holes of got still hold RC_POISON. Prints at most `budget` lines for this
  * call, prefixed with `what`. Returns the number of wrong units/holes. */
-long long rc_compare(const rc_layout_t *l, const void *got, const void *want, int count,
-                     const char *what);
+long long rc_compare(const rc_layout_t *l, const void *got, const void *want, int count, const char *what);
 /* Only the holes: every byte outside the units must still be RC_POISON. */
 long long rc_check_holes(const rc_layout_t *l, const void *got, int count, const char *what);
 /* Random values: got must be within a rounding-error bound of the exact
  * result (computed in long double). Holes checked too. */
-long long rc_compare_approx(const rc_layout_t *l, const rc_op_t *op, const void *got, int count,
-                            int nranks, uint64_t seed, const char *what);
+long long rc_compare_approx(const rc_layout_t *l, const rc_op_t *op, const void *got, int count, int nranks,
+                            uint64_t seed, const char *what);
 /* Packs the significant bytes (no holes, no padding) of count elements. */
 size_t rc_sig_bytes(const rc_layout_t *l, int count);
 void rc_pack_sig(const rc_layout_t *l, const void *buf, int count, unsigned char *out);
@@ -121,8 +131,8 @@ void rc_pack_sig(const rc_layout_t *l, const void *buf, int count, unsigned char
 typedef struct rc_call {
     const rc_layout_t *l;
     const rc_op_t *op;
-    MPI_Op mpi_op;       /* op->op unless the caller substitutes its own handle */
-    MPI_Datatype type;   /* l->type unless substituted */
+    MPI_Op mpi_op;     /* op->op unless the caller substitutes its own handle */
+    MPI_Datatype type; /* l->type unless substituted */
     int count, root, all, inplace;
     MPI_Comm comm;
     uint64_t seed;

@@ -16,7 +16,10 @@
 
 #define INTS_PER_ELEMENT 16 /* the extent, in ints */
 
-static int value(size_t i, int rank) { return (int) ((i * 7 + (size_t) rank * 13) % 1000) - (int) (i % 5); }
+static int value(size_t i, int rank)
+{
+    return (int) ((i * 7 + (size_t) rank * 13) % 1000) - (int) (i % 5);
+}
 
 /* Whether int i of the buffer is data: inner vector(2, 1, 3) puts ints at 0
  * and 3 (extent 4 ints), the outer vector(4, 1, 1) repeats it 4 times. */
@@ -50,8 +53,8 @@ int main(int argc, char **argv)
         int want = value(i, rank);
         for (int r = 0; is_data(i) && r < size; ++r) want = value(i, r) < want ? value(i, r) : want;
         if (buf[i] != want && bad++ < 5)
-            fprintf(stderr, "rank %d: int %zu (%s) is %d, expected %d\n", rank, i, is_data(i) ? "data" : "hole",
-                    buf[i], want);
+            fprintf(stderr, "rank %d: int %zu (%s) is %d, expected %d\n", rank, i, is_data(i) ? "data" : "hole", buf[i],
+                    want);
     }
     long total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

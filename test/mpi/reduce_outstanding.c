@@ -23,10 +23,10 @@
 static const struct {
     const char *type, *op;
 } cases[] = {
-    {"int", "sum"},          {"double", "max"},       {"dcomplex", "prod"},  {"mat2i", "matmul"},
-    {"unsigned", "modsum"},  {"2int", "maxloc"},       {"float_int", "minloc"}, {"bool", "lxor"},
-    {"byte", "bxor"},        {"llong", "band"},       {"contig:mat2i", "matmul"}, {"float", "sum"},
-    {"mat2d", "matmul"},     {"short", "min"},
+    {"int", "sum"},         {"double", "max"},  {"dcomplex", "prod"},       {"mat2i", "matmul"},
+    {"unsigned", "modsum"}, {"2int", "maxloc"}, {"float_int", "minloc"},    {"bool", "lxor"},
+    {"byte", "bxor"},       {"llong", "band"},  {"contig:mat2i", "matmul"}, {"float", "sum"},
+    {"mat2d", "matmul"},    {"short", "min"},
 };
 #define NCASES ((int) (sizeof cases / sizeof cases[0]))
 static const int counts[] = {1, 3, 1000, 4097, 70000, 5};
@@ -45,8 +45,8 @@ int main(int argc, char **argv)
     }
     MPI_Comm comms[NCOMMS];
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[0]);
-    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]);    /* ranks reversed */
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms[2]);    /* two halves */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* ranks reversed */
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms[2]); /* two halves */
     MPI_Comm_split(MPI_COMM_WORLD, 0, (rank * 5) % size, &comms[3]);
     /* communicator creation runs collectives of its own: count after it */
     long long r0 = adapt2_counter("coll_adapt2_reduce_calls");
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 
     int total = per_round + 2;
     rc_call_t *calls = calloc(total, sizeof *calls);
-    char (*what)[200] = calloc(total, sizeof *what);
+    char(*what)[200] = calloc(total, sizeof *what);
     rc_layout_t *dup_layouts = calloc(rounds, sizeof *dup_layouts);
     MPI_Request *reqs = malloc(total * sizeof *reqs);
     int *order = malloc(total * sizeof *order), *done = malloc(total * sizeof *done);
@@ -92,11 +92,11 @@ int main(int argc, char **argv)
             reqs[i] = c->req;
             if (i == per_round) MPI_Op_free(&c->mpi_op);
             if (i == per_round + 1) MPI_Type_free(&dup_layouts[round].type); /* stays registered */
-            if (csize > 1) c->all ? ++nallreduce : ++nreduce; /* adapt2 declines 1-process comms */
+            if (csize > 1) c->all ? ++nallreduce : ++nreduce;                /* adapt2 declines 1-process comms */
             ++ncalls;
-            snprintf(what[i], sizeof what[i], "rank %d: round %d call %d: i%s %s %s count %d root %d%s",
-                     rank, round, i, c->all ? "allreduce" : "reduce", c->l->name, c->op->name, c->count,
-                     c->root, c->inplace ? " in place" : "");
+            snprintf(what[i], sizeof what[i], "rank %d: round %d call %d: i%s %s %s count %d root %d%s", rank, round, i,
+                     c->all ? "allreduce" : "reduce", c->l->name, c->op->name, c->count, c->root,
+                     c->inplace ? " in place" : "");
             order[i] = i;
             done[i] = 0;
         }
@@ -142,8 +142,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCOMMS; ++c) MPI_Comm_free(&comms[c]);
     for (int i = 0; i < NCASES; ++i) rc_layout_free(&layouts[i]);
     long long sum = total_errors(errors, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("reduce_outstanding: np %d, %lld calls per rank: %s\n", size, ncalls, sum ? "FAILED" : "ok");
+    if (rank == 0) printf("reduce_outstanding: np %d, %lld calls per rank: %s\n", size, ncalls, sum ? "FAILED" : "ok");
     free(calls);
     free(what);
     free(dup_layouts);

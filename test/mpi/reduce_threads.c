@@ -17,16 +17,15 @@
 static const struct {
     const char *type, *op;
 } cases[] = {
-    {"int", "sum"},      {"double", "sum"},   {"mat2i", "matmul"}, {"unsigned", "modsum"},
-    {"2int", "maxloc"},       {"float", "max"}, {"llong", "bxor"}, {"dcomplex", "prod"},
-    {"contig:mat2i", "matmul"},
+    {"int", "sum"},   {"double", "sum"}, {"mat2i", "matmul"},  {"unsigned", "modsum"},     {"2int", "maxloc"},
+    {"float", "max"}, {"llong", "bxor"}, {"dcomplex", "prod"}, {"contig:mat2i", "matmul"},
 };
 #define NCASES ((int) (sizeof cases / sizeof cases[0]))
 static rc_layout_t layouts[NCASES];
 static const int counts[] = {1, 7, 4095, 4096, 4097, 60000};
 
 typedef struct {
-    thread_worker_t t;  /* first: the thread harness's part (mpi_check.h) */
+    thread_worker_t t; /* first: the thread harness's part (mpi_check.h) */
     int iterations;
     long long errors, calls[2];
 } worker_t;
@@ -53,9 +52,9 @@ static void *work(void *arg)
         if (kind % 2) MPI_Wait(&c.req, MPI_STATUS_IGNORE);
         ++w->calls[c.all];
         char what[200];
-        snprintf(what, sizeof what, "rank %d thread %d iteration %d: %s%s %s %s count %d root %d%s", rank, w->t.id,
-                 it, kind % 2 ? "i" : "", c.all ? "allreduce" : "reduce", c.l->name, c.op->name, c.count,
-                 c.root, c.inplace ? " in place" : "");
+        snprintf(what, sizeof what, "rank %d thread %d iteration %d: %s%s %s %s count %d root %d%s", rank, w->t.id, it,
+                 kind % 2 ? "i" : "", c.all ? "allreduce" : "reduce", c.l->name, c.op->name, c.count, c.root,
+                 c.inplace ? " in place" : "");
         w->errors += rc_call_check(&c, what);
     }
     return NULL;
@@ -96,8 +95,8 @@ int main(int argc, char **argv)
     threads_free(w, nthreads, sizeof *w);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("reduce_threads: np %d, %d threads, %lld calls per rank: %s\n", size, nthreads,
-               calls[0] + calls[1], total ? "FAILED" : "ok");
+        printf("reduce_threads: np %d, %d threads, %lld calls per rank: %s\n", size, nthreads, calls[0] + calls[1],
+               total ? "FAILED" : "ok");
     for (int i = 0; i < NCASES; ++i) rc_layout_free(&layouts[i]);
     free(w);
     rc_finalize();

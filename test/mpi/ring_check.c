@@ -28,8 +28,8 @@ typedef struct {
     int is_double;
     int items, slots;
     int slot[2];
-    MPI_Datatype type;      /* the element type */
-    MPI_Datatype flat;      /* the same signature as `items` plain elements */
+    MPI_Datatype type; /* the element type */
+    MPI_Datatype flat; /* the same signature as `items` plain elements */
 } type_class_t;
 
 static type_class_t types[3];
@@ -52,7 +52,10 @@ static const type_class_t *find_type(const char *name)
 }
 
 /* Element slots are ints, or doubles for the double class. */
-static size_t slot_bytes(const type_class_t *t) { return t->is_double ? sizeof(double) : sizeof(int); }
+static size_t slot_bytes(const type_class_t *t)
+{
+    return t->is_double ? sizeof(double) : sizeof(int);
+}
 
 static double get(const type_class_t *t, const void *buf, size_t item)
 {
@@ -63,8 +66,10 @@ static double get(const type_class_t *t, const void *buf, size_t item)
 static void set(const type_class_t *t, void *buf, size_t item, double v)
 {
     size_t e = item / t->items, slot = e * t->slots + t->slot[item % t->items];
-    if (t->is_double) ((double *) buf)[slot] = v;
-    else ((int *) buf)[slot] = (int) v;
+    if (t->is_double)
+        ((double *) buf)[slot] = v;
+    else
+        ((int *) buf)[slot] = (int) v;
 }
 
 /* Elements' slots filled with HOLE (data slots are overwritten later). */
@@ -73,8 +78,10 @@ static void *alloc_elements(const type_class_t *t, size_t elements)
     size_t n = elements * t->slots + 1;
     void *buf = malloc(n * slot_bytes(t));
     for (size_t i = 0; i < n; ++i) {
-        if (t->is_double) ((double *) buf)[i] = HOLE;
-        else ((int *) buf)[i] = HOLE;
+        if (t->is_double)
+            ((double *) buf)[i] = HOLE;
+        else
+            ((int *) buf)[i] = HOLE;
     }
     return buf;
 }
@@ -156,12 +163,12 @@ typedef struct {
     int depth;
     int nonblocking;
     int in_place;
-    int count;             /* elements per rank's block */
+    int count; /* elements per rank's block */
     const type_class_t *t;
-    const op_t *op;        /* reduce_scatter_block only */
-    int call;              /* numbers the data */
+    const op_t *op; /* reduce_scatter_block only */
+    int call;       /* numbers the data */
     MPI_Comm comm;
-    int check_counters;    /* per case (single thread: no other calls in between) */
+    int check_counters;        /* per case (single thread: no other calls in between) */
     long long ran_ag, ran_rsb; /* calls adapt2 must have run (counted when not per case) */
 } case_t;
 
@@ -173,18 +180,19 @@ static long run_allgather(case_t *c)
     MPI_Request req[8];
     for (int d = 0; d < c->depth; ++d) {
         recv[d] = alloc_elements(t, (size_t) c->count * c->size);
-        send[d] = alloc_elements(&types[t->is_double ? 1 : 0], items);  /* flat: same signature */
+        send[d] = alloc_elements(&types[t->is_double ? 1 : 0], items); /* flat: same signature */
         for (size_t i = 0; i < items; ++i) {
             double v = value(c->call + d, c->rank, i);
-            if (c->in_place) set(t, recv[d], (size_t) c->rank * items + i, v);
-            else set(&types[t->is_double ? 1 : 0], send[d], i, v);
+            if (c->in_place)
+                set(t, recv[d], (size_t) c->rank * items + i, v);
+            else
+                set(&types[t->is_double ? 1 : 0], send[d], i, v);
         }
     }
     for (int d = 0; d < c->depth; ++d) {
         const void *s = c->in_place ? MPI_IN_PLACE : send[d];
-        int rc = c->nonblocking
-                     ? MPI_Iallgather(s, (int) items, t->flat, recv[d], c->count, t->type, c->comm, &req[d])
-                     : MPI_Allgather(s, (int) items, t->flat, recv[d], c->count, t->type, c->comm);
+        int rc = c->nonblocking ? MPI_Iallgather(s, (int) items, t->flat, recv[d], c->count, t->type, c->comm, &req[d])
+                                : MPI_Allgather(s, (int) items, t->flat, recv[d], c->count, t->type, c->comm);
         if (rc != MPI_SUCCESS) fail("MPI_%sallgather returned %d", c->nonblocking ? "I" : "", rc);
     }
     if (c->nonblocking) MPI_Waitall(c->depth, req, MPI_STATUSES_IGNORE);
@@ -217,10 +225,8 @@ static long run_reduce_scatter(case_t *c)
     }
     for (int d = 0; d < c->depth; ++d) {
         const void *s = c->in_place ? MPI_IN_PLACE : send[d];
-        int rc = c->nonblocking ? MPI_Ireduce_scatter_block(s, recv[d], c->count, t->type, c->op->op,
-                                                            c->comm, &req[d])
-                                : MPI_Reduce_scatter_block(s, recv[d], c->count, t->type, c->op->op,
-                                                           c->comm);
+        int rc = c->nonblocking ? MPI_Ireduce_scatter_block(s, recv[d], c->count, t->type, c->op->op, c->comm, &req[d])
+                                : MPI_Reduce_scatter_block(s, recv[d], c->count, t->type, c->op->op, c->comm);
         if (rc != MPI_SUCCESS) fail("MPI_%sreduce_scatter_block returned %d", c->nonblocking ? "I" : "", rc);
     }
     if (c->nonblocking) MPI_Waitall(c->depth, req, MPI_STATUSES_IGNORE);
@@ -260,15 +266,24 @@ static void parse(int argc, char **argv, options_t *o)
     o->threads = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         char *v = argv[i + 1];
-        if (!strcmp(argv[i], "--colls")) snprintf(o->colls, sizeof o->colls, "%s", v);
-        else if (!strcmp(argv[i], "--types")) snprintf(o->types, sizeof o->types, "%s", v);
-        else if (!strcmp(argv[i], "--ops")) snprintf(o->ops, sizeof o->ops, "%s", v);
-        else if (!strcmp(argv[i], "--counts")) snprintf(o->counts, sizeof o->counts, "%s", v);
-        else if (!strcmp(argv[i], "--segsizes")) snprintf(o->segsizes, sizeof o->segsizes, "%s", v);
-        else if (!strcmp(argv[i], "--depth")) o->depth = atoi(v);
-        else if (!strcmp(argv[i], "--iters")) o->iters = atoi(v);
-        else if (!strcmp(argv[i], "--threads")) o->threads = atoi(v);
-        else fail("unknown option %s", argv[i]);
+        if (!strcmp(argv[i], "--colls"))
+            snprintf(o->colls, sizeof o->colls, "%s", v);
+        else if (!strcmp(argv[i], "--types"))
+            snprintf(o->types, sizeof o->types, "%s", v);
+        else if (!strcmp(argv[i], "--ops"))
+            snprintf(o->ops, sizeof o->ops, "%s", v);
+        else if (!strcmp(argv[i], "--counts"))
+            snprintf(o->counts, sizeof o->counts, "%s", v);
+        else if (!strcmp(argv[i], "--segsizes"))
+            snprintf(o->segsizes, sizeof o->segsizes, "%s", v);
+        else if (!strcmp(argv[i], "--depth"))
+            o->depth = atoi(v);
+        else if (!strcmp(argv[i], "--iters"))
+            o->iters = atoi(v);
+        else if (!strcmp(argv[i], "--threads"))
+            o->threads = atoi(v);
+        else
+            fail("unknown option %s", argv[i]);
     }
     if (o->depth < 1 || o->depth > 8) fail("--depth must be 1..8");
     if (o->threads < 1 || o->threads > 16) fail("--threads must be 1..16");
@@ -310,39 +325,42 @@ static long long sweep(case_t *c, long long *cases)
             for (char *tp, *tn = strtok_r(tl, ",", &tp); tn; tn = strtok_r(NULL, ",", &tp)) {
                 c->t = find_type(tn);
                 for (int it = 0; it < o.iters; ++it)
-                for (c->nonblocking = 0; c->nonblocking < 2; ++c->nonblocking)
-                for (c->in_place = 0; c->in_place < 2; ++c->in_place) {
-                    c->depth = c->nonblocking ? o.depth : 1;
-                    strcpy(cl, o.colls);
-                    for (char *cp, *cn = strtok_r(cl, ",", &cp); cn; cn = strtok_r(NULL, ",", &cp)) {
-                        c->call += 8;
-                        if (!strcmp(cn, "allgather")) {
-                            long long before = c->check_counters ? adapt2_counter("coll_adapt2_allgather_calls") : 0;
-                            bad += run_allgather(c);
-                            if (c->check_counters)
-                                expect_calls("coll_adapt2_allgather_calls", before, calls_expected(c, 1));
-                            c->ran_ag += calls_expected(c, 1);
-                            ++*cases;
-                            continue;
+                    for (c->nonblocking = 0; c->nonblocking < 2; ++c->nonblocking)
+                        for (c->in_place = 0; c->in_place < 2; ++c->in_place) {
+                            c->depth = c->nonblocking ? o.depth : 1;
+                            strcpy(cl, o.colls);
+                            for (char *cp, *cn = strtok_r(cl, ",", &cp); cn; cn = strtok_r(NULL, ",", &cp)) {
+                                c->call += 8;
+                                if (!strcmp(cn, "allgather")) {
+                                    long long before =
+                                        c->check_counters ? adapt2_counter("coll_adapt2_allgather_calls") : 0;
+                                    bad += run_allgather(c);
+                                    if (c->check_counters)
+                                        expect_calls("coll_adapt2_allgather_calls", before, calls_expected(c, 1));
+                                    c->ran_ag += calls_expected(c, 1);
+                                    ++*cases;
+                                    continue;
+                                }
+                                if (strcmp(cn, "rsb")) fail("unknown collective %s", cn);
+                                strcpy(ol, o.ops);
+                                for (char *op_, *on = strtok_r(ol, ",", &op_); on; on = strtok_r(NULL, ",", &op_)) {
+                                    c->op = find_op(on);
+                                    /* user ops on doubles or holes are not what these ops take */
+                                    if (c->op->op != MPI_SUM && c->op->op != MPI_MAX && strcmp(c->t->name, "int"))
+                                        continue;
+                                    c->call += 8;
+                                    long long before = c->check_counters
+                                                           ? adapt2_counter("coll_adapt2_reduce_scatter_block_calls")
+                                                           : 0;
+                                    bad += run_reduce_scatter(c);
+                                    if (c->check_counters)
+                                        expect_calls("coll_adapt2_reduce_scatter_block_calls", before,
+                                                     calls_expected(c, 1));
+                                    c->ran_rsb += calls_expected(c, 1);
+                                    ++*cases;
+                                }
+                            }
                         }
-                        if (strcmp(cn, "rsb")) fail("unknown collective %s", cn);
-                        strcpy(ol, o.ops);
-                        for (char *op_, *on = strtok_r(ol, ",", &op_); on; on = strtok_r(NULL, ",", &op_)) {
-                            c->op = find_op(on);
-                            /* user ops on doubles or holes are not what these ops take */
-                            if (c->op->op != MPI_SUM && c->op->op != MPI_MAX && strcmp(c->t->name, "int")) continue;
-                            c->call += 8;
-                            long long before =
-                                c->check_counters ? adapt2_counter("coll_adapt2_reduce_scatter_block_calls") : 0;
-                            bad += run_reduce_scatter(c);
-                            if (c->check_counters)
-                                expect_calls("coll_adapt2_reduce_scatter_block_calls", before,
-                                             calls_expected(c, 1));
-                            c->ran_rsb += calls_expected(c, 1);
-                            ++*cases;
-                        }
-                    }
-                }
             }
         }
     }
@@ -350,7 +368,7 @@ static long long sweep(case_t *c, long long *cases)
 }
 
 typedef struct {
-    thread_worker_t t;  /* first: the thread harness's part (mpi_check.h) */
+    thread_worker_t t; /* first: the thread harness's part (mpi_check.h) */
     case_t c;
     long long bad, cases;
 } worker_t;
@@ -384,7 +402,8 @@ static long long sweep_on_threads(const case_t *base, long long *cases)
     threads_init(w, o.threads, sizeof w[0]);
     threads_run(w, o.threads, sizeof w[0], work);
     threads_free(w, o.threads, sizeof w[0]);
-    for (int i = 0; i < o.threads; ++i) bad += w[i].bad, *cases += w[i].cases, ag += w[i].c.ran_ag, rsb += w[i].c.ran_rsb;
+    for (int i = 0; i < o.threads; ++i)
+        bad += w[i].bad, *cases += w[i].cases, ag += w[i].c.ran_ag, rsb += w[i].c.ran_rsb;
     expect_calls("coll_adapt2_allgather_calls", ag0, ag);
     expect_calls("coll_adapt2_reduce_scatter_block_calls", rsb0, rsb);
     return bad;

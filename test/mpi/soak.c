@@ -69,7 +69,10 @@ static uint64_t next(uint64_t *state)
     return mix(*state);
 }
 
-static int below(uint64_t *state, int n) { return (int) (next(state) % (uint64_t) n); }
+static int below(uint64_t *state, int n)
+{
+    return (int) (next(state) % (uint64_t) n);
+}
 
 /* Roughly log-uniform in [1, max]: as many tiny as huge messages. */
 static long random_bytes(uint64_t *state, long max)
@@ -103,16 +106,18 @@ typedef struct type {
 #define NTYPES 4
 static type_t types[NTYPES];
 static int ntypes = NTYPES; /* 3 with --no-vector */
-static unsigned kinds = 7;   /* bit per enum kind (--kinds) */
+static unsigned kinds = 7;  /* bit per enum kind (--kinds) */
 
-static size_t units_per_element(const type_t *t) { return t->run_units[0] + (t->nruns > 1 ? t->run_units[1] : 0); }
+static size_t units_per_element(const type_t *t)
+{
+    return t->run_units[0] + (t->nruns > 1 ? t->run_units[1] : 0);
+}
 
 static void make_types(void)
 {
     types[0] = (type_t){"byte", MPI_BYTE, U_BYTE, 1, 1, 1, {0}, {1}, 1u << OP_BXOR};
     types[1] = (type_t){"int", MPI_INT, U_INT, 4, 4, 1, {0}, {1}, 0xf};
-    types[2] = (type_t){"double", MPI_DOUBLE, U_DOUBLE, 8, 8, 1, {0}, {1},
-                        1u << OP_SUM | 1u << OP_MAX | 1u << OP_MIN};
+    types[2] = (type_t){"double", MPI_DOUBLE, U_DOUBLE, 8, 8, 1, {0}, {1}, 1u << OP_SUM | 1u << OP_MAX | 1u << OP_MIN};
     /* 2 blocks of 3 ints, stride 5 ints: 24 data bytes in a 32-byte extent */
     types[3] = (type_t){"vector", MPI_DATATYPE_NULL, U_INT, 4, 32, 2, {0, 20}, {3, 3}, 0xf};
     MPI_Type_vector(2, 3, 5, MPI_INT, &types[3].type);
@@ -146,8 +151,7 @@ static int64_t combine(enum op op, int64_t a, int64_t b)
 }
 
 /* The value every rank must hold after the call, for unit k. */
-static int64_t expected(const type_t *t, uint64_t id, int is_reduction, enum op op, int root,
-                        int size, uint64_t k)
+static int64_t expected(const type_t *t, uint64_t id, int is_reduction, enum op op, int root, int size, uint64_t k)
 {
     if (!is_reduction) return contribution(t, id, root, k);
     int64_t acc = contribution(t, id, 0, k);
@@ -159,8 +163,16 @@ static void store(const type_t *t, unsigned char *at, int64_t v)
 {
     switch (t->unit) {
     case U_BYTE: *at = (unsigned char) v; break;
-    case U_INT: { int x = (int) v; memcpy(at, &x, sizeof x); break; }
-    default: { double x = (double) v / 4; memcpy(at, &x, sizeof x); break; }
+    case U_INT: {
+        int x = (int) v;
+        memcpy(at, &x, sizeof x);
+        break;
+    }
+    default: {
+        double x = (double) v / 4;
+        memcpy(at, &x, sizeof x);
+        break;
+    }
     }
 }
 
@@ -170,7 +182,11 @@ static int64_t load(const type_t *t, const unsigned char *at)
 {
     switch (t->unit) {
     case U_BYTE: return *at;
-    case U_INT: { int x; memcpy(&x, at, sizeof x); return x; }
+    case U_INT: {
+        int x;
+        memcpy(&x, at, sizeof x);
+        return x;
+    }
     default: {
         double x;
         memcpy(&x, at, sizeof x);
@@ -217,8 +233,7 @@ static void fill(const call_t *c, unsigned char *buf, int r)
 /* Compares a buffer with the value of every unit (`want_rank` >= 0: that
  * rank's contribution; otherwise the call's result); holes must still hold
  * the poison. Prints the first few differences; returns their number. */
-static long long verify(const call_t *c, const unsigned char *buf, int want_rank, const char *what,
-                        int tid)
+static long long verify(const call_t *c, const unsigned char *buf, int want_rank, const char *what, int tid)
 {
     const type_t *t = c->t;
     long long errors = 0;
@@ -229,8 +244,8 @@ static long long verify(const call_t *c, const unsigned char *buf, int want_rank
         for (int run = 0; run < t->nruns; ++run) {
             for (size_t b = covered; b < t->run_offset[run]; ++b) {
                 if (elem[b] != POISON && errors++ < 3)
-                    fprintf(stderr, "soak: thread %d call %llu: %s: hole byte %zu of element %d written\n",
-                            tid, (unsigned long long) c->id, what, b, e);
+                    fprintf(stderr, "soak: thread %d call %llu: %s: hole byte %zu of element %d written\n", tid,
+                            (unsigned long long) c->id, what, b, e);
             }
             for (size_t u = 0; u < t->run_units[run]; ++u, ++k) {
                 int64_t want = want_rank >= 0 ? contribution(t, c->id, want_rank, k)
@@ -280,21 +295,27 @@ static void start_call(call_t *c, MPI_Comm comm)
     switch (c->kind) {
     case BCAST:
         fill(c, c->recv, c->rank == c->root ? c->root : -1);
-        if (c->blocking) MPI_Bcast(c->recv, c->count, dt, c->root, comm);
-        else MPI_Ibcast(c->recv, c->count, dt, c->root, comm, &c->req);
+        if (c->blocking)
+            MPI_Bcast(c->recv, c->count, dt, c->root, comm);
+        else
+            MPI_Ibcast(c->recv, c->count, dt, c->root, comm, &c->req);
         break;
     case REDUCE:
         fill(c, c->send, c->rank);
         fill(c, c->recv, -1);
-        if (c->blocking) MPI_Reduce(c->send, c->recv, c->count, dt, mpi_ops[c->op], c->root, comm);
-        else MPI_Ireduce(c->send, c->recv, c->count, dt, mpi_ops[c->op], c->root, comm, &c->req);
+        if (c->blocking)
+            MPI_Reduce(c->send, c->recv, c->count, dt, mpi_ops[c->op], c->root, comm);
+        else
+            MPI_Ireduce(c->send, c->recv, c->count, dt, mpi_ops[c->op], c->root, comm, &c->req);
         break;
     case ALLREDUCE: {
         const void *send = c->inplace ? MPI_IN_PLACE : c->send;
         fill(c, c->inplace ? c->recv : c->send, c->rank);
         if (!c->inplace) fill(c, c->recv, -1);
-        if (c->blocking) MPI_Allreduce(send, c->recv, c->count, dt, mpi_ops[c->op], comm);
-        else MPI_Iallreduce(send, c->recv, c->count, dt, mpi_ops[c->op], comm, &c->req);
+        if (c->blocking)
+            MPI_Allreduce(send, c->recv, c->count, dt, mpi_ops[c->op], comm);
+        else
+            MPI_Iallreduce(send, c->recv, c->count, dt, mpi_ops[c->op], comm, &c->req);
         break;
     }
     }
@@ -308,8 +329,8 @@ static long long check_call(const call_t *c, int tid)
 {
     char what[160];
     snprintf(what, sizeof what, "%s%s %s %s count %d root %d on %d ranks%s", c->blocking ? "" : "i",
-             kind_names[c->kind], c->t->name, c->kind == BCAST ? "-" : op_names[c->op], c->count, c->root,
-             c->size, c->inplace ? " in place" : "");
+             kind_names[c->kind], c->t->name, c->kind == BCAST ? "-" : op_names[c->op], c->count, c->root, c->size,
+             c->inplace ? " in place" : "");
     long long errors = 0;
     switch (c->kind) {
     case BCAST: errors += verify(c, c->recv, -1, what, tid); break;
@@ -322,8 +343,8 @@ static long long check_call(const call_t *c, int tid)
         errors += verify(c, c->recv, -1, what, tid);
         break;
     }
-    if (errors) fprintf(stderr, "soak: thread %d call %llu (%s): %lld errors\n", tid, (unsigned long long) c->id,
-                        what, errors);
+    if (errors)
+        fprintf(stderr, "soak: thread %d call %llu (%s): %lld errors\n", tid, (unsigned long long) c->id, what, errors);
     return errors;
 }
 
@@ -335,7 +356,7 @@ typedef struct worker {
     uint64_t shared; /* decisions every rank makes alike */
     uint64_t local;  /* this rank's own choices (completion order) */
     long max_bytes;
-    int churn;       /* 1 in `churn` batches replaces its communicator (0: never) */
+    int churn; /* 1 in `churn` batches replaces its communicator (0: never) */
     unsigned char *bufs[2 * MAX_OUTSTANDING];
     long long calls, adapt2_calls, errors, comms_made, target;
 } worker_t;
@@ -587,13 +608,14 @@ static long long check_memory(int rank, const memory_t *m, long slack_pct, long 
     long bound = warm + warm * slack_pct / 100 + slack_mib * 1024;
     long heap_growth = m->heap[9] - m->heap[0];
     long long errors = 0;
-    printf("soak: rank %d: VmRSS after warm-up %.1f MiB, at the end %.1f MiB (%+.1f MiB, bound %+.1f MiB); "
-           "malloc'ed %+.1f MiB; with the communicators alive %.1f and %.1f MiB\n",
-           rank, warm / 1024.0, end / 1024.0, (end - warm) / 1024.0, (bound - warm) / 1024.0,
-           heap_growth / 1024.0, m->live[0] / 1024.0, m->live[9] / 1024.0);
+    printf(
+        "soak: rank %d: VmRSS after warm-up %.1f MiB, at the end %.1f MiB (%+.1f MiB, bound %+.1f MiB); "
+        "malloc'ed %+.1f MiB; with the communicators alive %.1f and %.1f MiB\n",
+        rank, warm / 1024.0, end / 1024.0, (end - warm) / 1024.0, (bound - warm) / 1024.0, heap_growth / 1024.0,
+        m->live[0] / 1024.0, m->live[9] / 1024.0);
     if (warm < 0 || end > bound) {
-        fprintf(stderr, "soak: rank %d: VmRSS grew from %ld to %ld KiB, above the bound %ld KiB\n", rank, warm,
-                end, bound);
+        fprintf(stderr, "soak: rank %d: VmRSS grew from %ld to %ld KiB, above the bound %ld KiB\n", rank, warm, end,
+                bound);
         ++errors;
     }
     if (m->heap[0] >= 0 && heap_growth > heap_slack_mib * 1024) {
@@ -620,15 +642,20 @@ typedef struct options {
 
 static void parse(int argc, char **argv, options_t *o)
 {
-    static struct option longopts[] = {{"calls", 1, 0, 'c'},         {"threads", 1, 0, 't'},
-                                       {"seed", 1, 0, 's'},          {"max-bytes", 1, 0, 'b'},
-                                       {"rss-slack-mib", 1, 0, 'm'}, {"rss-slack-pct", 1, 0, 'p'},
-                                       {"rss-trace", 0, 0, 'r'},     {"no-vector", 0, 0, 'v'},
-                                       {"churn", 1, 0, 'n'},         {"kinds", 1, 0, 'k'},
-                                       {"heap-slack-mib", 1, 0, 'h'},{0, 0, 0, 0}};
+    static struct option longopts[] = {
+        {"calls", 1, 0, 'c'},     {"threads", 1, 0, 't'},        {"seed", 1, 0, 's'},
+        {"max-bytes", 1, 0, 'b'}, {"rss-slack-mib", 1, 0, 'm'},  {"rss-slack-pct", 1, 0, 'p'},
+        {"rss-trace", 0, 0, 'r'}, {"no-vector", 0, 0, 'v'},      {"churn", 1, 0, 'n'},
+        {"kinds", 1, 0, 'k'},     {"heap-slack-mib", 1, 0, 'h'}, {0, 0, 0, 0}};
     int ch;
-    *o = (options_t){.calls = 2000, .max_bytes = 1 << 20, .slack_mib = 16, .slack_pct = 20,
-                     .heap_slack_mib = 8, .threads = 4, .seed = 1, .churn = 20};
+    *o = (options_t){.calls = 2000,
+                     .max_bytes = 1 << 20,
+                     .slack_mib = 16,
+                     .slack_pct = 20,
+                     .heap_slack_mib = 8,
+                     .threads = 4,
+                     .seed = 1,
+                     .churn = 20};
     while ((ch = getopt_long(argc, argv, "c:t:s:b:m:p:rvn:k:h:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c': o->calls = atol(optarg); break;
@@ -723,10 +750,11 @@ int main(int argc, char **argv)
     MPI_Reduce(ends, max_rss, 2, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("soak: np %d, %d threads, seed %llu: %lld calls per rank (%lld communicators made) in %.1f s; "
-               "VmRSS (max over ranks) %.1f MiB after warm-up, %.1f MiB at the end: %s\n",
-               size, o.threads, (unsigned long long) o.seed, calls, comms, seconds, max_rss[0] / 1024.0,
-               max_rss[1] / 1024.0, total ? "FAILED" : "ok");
+        printf(
+            "soak: np %d, %d threads, seed %llu: %lld calls per rank (%lld communicators made) in %.1f s; "
+            "VmRSS (max over ranks) %.1f MiB after warm-up, %.1f MiB at the end: %s\n",
+            size, o.threads, (unsigned long long) o.seed, calls, comms, seconds, max_rss[0] / 1024.0,
+            max_rss[1] / 1024.0, total ? "FAILED" : "ok");
     for (int t = 0; t < o.threads; ++t) worker_free(&w[t]);
     MPI_Type_free(&types[3].type);
     free(w);

@@ -78,8 +78,8 @@ static long long summed(long long mine, MPI_Comm comm)
 
 /* counted: also check the inter-node segments (with decoupled completion
  * off: a call that completed early counts its sends when they are over). */
-static void check_bcast(MPI_Comm comm, const char *name, int call, int root, size_t bytes, int nodes,
-                        long segment, int blocking, int counted)
+static void check_bcast(MPI_Comm comm, const char *name, int call, int root, size_t bytes, int nodes, long segment,
+                        int blocking, int counted)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -107,13 +107,12 @@ static void check_bcast(MPI_Comm comm, const char *name, int call, int root, siz
     long long total = summed(sent, comm);
     long long segments = segment > 0 ? (long long) ((bytes + segment - 1) / segment) : 1;
     if (total != (nodes - 1) * segments) {
-        fail("%s bcast %zu bytes root %d: %lld segments crossed nodes, expected (%d nodes - 1) x %lld",
-             name, bytes, root, total, nodes, segments);
+        fail("%s bcast %zu bytes root %d: %lld segments crossed nodes, expected (%d nodes - 1) x %lld", name, bytes,
+             root, total, nodes, segments);
     }
 }
 
-static void check_reduction(MPI_Comm comm, const char *name, int call, int root, int count, int all,
-                            int blocking)
+static void check_reduction(MPI_Comm comm, const char *name, int call, int root, int count, int all, int blocking)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -128,8 +127,8 @@ static void check_reduction(MPI_Comm comm, const char *name, int call, int root,
         int want = 0;
         for (int r = 0; r < size; ++r) want += r * 1000 + (i * 7 + call) % 991;
         if (out[i] != want) {
-            fail("%s %s of %d ints root %d: element %d is %d, expected %d", name,
-                 all ? "allreduce" : "reduce", count, root, i, out[i], want);
+            fail("%s %s of %d ints root %d: element %d is %d, expected %d", name, all ? "allreduce" : "reduce", count,
+                 root, i, out[i], want);
         }
     }
     free(in);

@@ -15,15 +15,15 @@
 
 static int failures, checks;
 
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        checks++;                                                           \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
-            printf(__VA_ARGS__);                                            \
-            printf("\n");                                                   \
-        }                                                                   \
+#define CHECK(cond, ...)                                           \
+    do {                                                           \
+        checks++;                                                  \
+        if (!(cond)) {                                             \
+            failures++;                                            \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            printf(__VA_ARGS__);                                   \
+            printf("\n");                                          \
+        }                                                          \
     } while (0)
 
 static noise_spec_t parse_ok(const char *text)
@@ -38,14 +38,38 @@ static noise_spec_t parse_ok(const char *text)
 static void test_parse(void)
 {
     static const char *good[] = {
-        "p=0.1,d=5ms", "random:p=0.5,d=300", "p=0.1,d=2ms,dist=pareto,alpha=1.5,cap=50ms",
-        "dist=exp,d=1.5ms", "periodic:d=2ms,every=20ms", "periodic:phase=same,how=spin",
-        "p=1,ranks=0+3+5", "p=0,frac=0.25", "none", "", "p=.5,d=1e3us",
+        "p=0.1,d=5ms",
+        "random:p=0.5,d=300",
+        "p=0.1,d=2ms,dist=pareto,alpha=1.5,cap=50ms",
+        "dist=exp,d=1.5ms",
+        "periodic:d=2ms,every=20ms",
+        "periodic:phase=same,how=spin",
+        "p=1,ranks=0+3+5",
+        "p=0,frac=0.25",
+        "none",
+        "",
+        "p=.5,d=1e3us",
     };
     static const char *bad[] = {
-        "p=2", "p=-0.1", "d=0", "d=5parsecs", "dist=normal", "alpha=0", "periodic:p=0.1",
-        "every=20ms", "bogus:p=0.1", "p", "=3", "ranks=a", "ranks=1+", "frac=0",
-        "frac=1.5", "ranks=1,frac=0.5", "d=5ms,cap=1ms", "how=yield", "periodic:phase=odd",
+        "p=2",
+        "p=-0.1",
+        "d=0",
+        "d=5parsecs",
+        "dist=normal",
+        "alpha=0",
+        "periodic:p=0.1",
+        "every=20ms",
+        "bogus:p=0.1",
+        "p",
+        "=3",
+        "ranks=a",
+        "ranks=1+",
+        "frac=0",
+        "frac=1.5",
+        "ranks=1,frac=0.5",
+        "d=5ms,cap=1ms",
+        "how=yield",
+        "periodic:phase=odd",
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         noise_spec_t s = parse_ok(good[i]), t;
@@ -62,8 +86,7 @@ static void test_parse(void)
         CHECK(err[0] != '\0', "'%s': no message", bad[i]);
     }
     noise_spec_t s = parse_ok("p=0.1");
-    CHECK(s.mode == NOISE_RANDOM && s.d_us == 5000 && s.dist == NOISE_FIXED && !s.spin,
-          "defaults");
+    CHECK(s.mode == NOISE_RANDOM && s.d_us == 5000 && s.dist == NOISE_FIXED && !s.spin, "defaults");
     s = parse_ok("periodic:d=2ms,every=20ms");
     CHECK(s.mode == NOISE_PERIODIC && s.d_us == 2000 && s.every_us == 20000, "periodic");
     char err[200];
@@ -75,8 +98,7 @@ static void test_parse(void)
 static void test_ranks(void)
 {
     noise_spec_t s = parse_ok("ranks=1+3");
-    for (int r = 0; r < 5; r++)
-        CHECK(noise_rank_is_noisy(&s, 1, r, 5) == (r == 1 || r == 3), "list: rank %d", r);
+    for (int r = 0; r < 5; r++) CHECK(noise_rank_is_noisy(&s, 1, r, 5) == (r == 1 || r == 3), "list: rank %d", r);
     s = parse_ok("p=0.1");
     CHECK(noise_rank_is_noisy(&s, 1, 3, 4), "all");
     s = parse_ok("none");
@@ -87,7 +109,7 @@ static void test_ranks(void)
             char text[64];
             snprintf(text, sizeof(text), "frac=%g", frac);
             s = parse_ok(text);
-            int want = (int)floor(frac * np + 0.5);
+            int want = (int) floor(frac * np + 0.5);
             want = want < 1 ? 1 : want;
             unsigned mask1 = 0;
             for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -96,9 +118,11 @@ static void test_ranks(void)
                 for (int r = 0; r < np; r++)
                     if (noise_rank_is_noisy(&s, seed, r, np)) k++, mask |= 1u << r;
                 CHECK(k == want, "np %d frac %g seed %llu: %d noisy ranks, want %d", np, frac,
-                      (unsigned long long)seed, k, want);
-                if (seed == 1) mask1 = mask;
-                else differs |= mask != mask1;
+                      (unsigned long long) seed, k, want);
+                if (seed == 1)
+                    mask1 = mask;
+                else
+                    differs |= mask != mask1;
             }
         }
     }
@@ -107,7 +131,10 @@ static void test_ranks(void)
 
 static void test_random(void)
 {
-    struct { const char *spec; double mean_us, tol; } cases[] = {
+    struct {
+        const char *spec;
+        double mean_us, tol;
+    } cases[] = {
         {"p=0.1,d=5ms", 5000, 1e-9},
         {"p=0.2,d=1ms,dist=exp", 1000 * (1 - exp(-20.0)), 0.03},
         /* E[min(X, cap)] = d + d/(alpha-1) * (1 - (d/cap)^(alpha-1)) */
@@ -129,12 +156,12 @@ static void test_random(void)
             if (x > 0) events++, sum += x;
             mx = x > mx ? x : mx;
         }
-        double freq = (double)events / n, mean = sum / events;
+        double freq = (double) events / n, mean = sum / events;
         CHECK(same, "%s: not deterministic", cases[c].spec);
         CHECK(diff > n / 100, "%s: another seed gives the same noise", cases[c].spec);
         CHECK(fabs(freq - s.p) < 0.01, "%s: frequency %g, want %g", cases[c].spec, freq, s.p);
-        CHECK(fabs(mean - cases[c].mean_us) <= cases[c].tol * cases[c].mean_us + 1e-6,
-              "%s: mean %g us, want %g", cases[c].spec, mean, cases[c].mean_us);
+        CHECK(fabs(mean - cases[c].mean_us) <= cases[c].tol * cases[c].mean_us + 1e-6, "%s: mean %g us, want %g",
+              cases[c].spec, mean, cases[c].mean_us);
         CHECK(mx <= s.cap_us + 1e-9, "%s: max %g above the cap %g", cases[c].spec, mx, s.cap_us);
     }
     noise_spec_t s = parse_ok("p=1,ranks=1");
@@ -192,11 +219,16 @@ static void test_work(void)
     noise_setup(&r0, &s, 5, 0, 2, 0.0);
     noise_setup(&r1, &s, 5, 1, 2, 0.0);
     CHECK(r0.phase_us >= 0 && r0.phase_us < 10000 && r1.phase_us >= 0 && r1.phase_us < 10000 &&
-          r0.phase_us != r1.phase_us, "phases %g %g", r0.phase_us, r1.phase_us);
+              r0.phase_us != r1.phase_us,
+          "phases %g %g", r0.phase_us, r1.phase_us);
 }
 
 static int polls;
-static void count_poll(void *arg) { (void)arg; polls++; }
+static void count_poll(void *arg)
+{
+    (void) arg;
+    polls++;
+}
 
 static void test_poll(void)
 {

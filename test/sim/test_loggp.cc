@@ -36,10 +36,9 @@ struct Recorder : Completer {
     Network &net;
     int id;
     std::vector<double> send_done, recv_done;
-    explicit Recorder(Network &n) : net(n), id(n.add_completer(this)), send_done(n.ranks(), -1), recv_done(n.ranks(), -1) {}
-    void completed(int rank, void *, bool is_recv) override {
-        (is_recv ? recv_done : send_done)[rank] = net.now(rank);
-    }
+    explicit Recorder(Network &n)
+        : net(n), id(n.add_completer(this)), send_done(n.ranks(), -1), recv_done(n.ranks(), -1) {}
+    void completed(int rank, void *, bool is_recv) override { (is_recv ? recv_done : send_done)[rank] = net.now(rank); }
 };
 
 void near(double got, double want) {
@@ -89,7 +88,11 @@ void test_port_serializes(void **) {
 }
 
 void test_gap_bounds_small_messages(void **) {
-    Network net(3, [] { Machine m = hand_machine(); m.ranks_per_node = m.cores_per_node = 3; return m; }());
+    Network net(3, [] {
+        Machine m = hand_machine();
+        m.ranks_per_node = m.cores_per_node = 3;
+        return m;
+    }());
     Recorder rec(net);
     net.recv(1, 0, 1, nullptr, 10, rec.id, nullptr);
     net.recv(2, 0, 1, nullptr, 10, rec.id, nullptr);
@@ -294,8 +297,10 @@ void test_barrier_loop(void **) {
 void test_parse_machine(void **) {
     Machine m;
     assert_string_equal(parse_machine("intra.get=1,inter.eager=65536,host_cores=2,share=1,copy=1e-4,eager=8192,"
-                                      "mem=6e-5,wake=2,inter.burst=1e6,inter.G0=5e-4", m)
-                            .c_str(), "");
+                                      "mem=6e-5,wake=2,inter.burst=1e6,inter.G0=5e-4",
+                                      m)
+                            .c_str(),
+                        "");
     assert_true(m.intra.get && !m.inter.get);
     assert_int_equal(m.eager(m.inter), 8192);  // eager= sets both links, later than inter.eager
     assert_int_equal(m.host_cores, 2);

@@ -101,7 +101,8 @@ void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sy
     s.topology = multi_level(p, topology);
     const long nseg = segments_of(bytes, adapt2::plan_bcast(s, bytes, p).segment_bytes);
     for (int r = 0; r < p; ++r) {
-        if (l.done[r] != 1 || l.finished[r] != 1) fail_msg("p=%d alg=%d rank %d: done %d finished %d", p, algorithm, r, l.done[r], l.finished[r]);
+        if (l.done[r] != 1 || l.finished[r] != 1)
+            fail_msg("p=%d alg=%d rank %d: done %d finished %d", p, algorithm, r, l.done[r], l.finished[r]);
         if (r == root) continue;
         if (count.recv_msgs[r] != nseg || count.recv_bytes[r] != long(bytes))
             fail_msg("p=%d alg=%d seg=%zu rank %d got %ld messages, %ld bytes (want %ld, %zu)", p, algorithm, seg, r,
@@ -110,7 +111,8 @@ void run_bcast(int p, int root, int algorithm, size_t bytes, size_t seg, bool sy
     }
     for (const auto &kv : count.per_dst_tag) {
         // Decoupled calls use one tag per segment (detach.h): each comes once.
-        if (!sync && kv.second != 1 && nseg <= 64) fail_msg("rank %d got tag %d %d times", kv.first.first, kv.first.second, kv.second);
+        if (!sync && kv.second != 1 && nseg <= 64)
+            fail_msg("rank %d got tag %d %d times", kv.first.first, kv.first.second, kv.second);
     }
     assert_int_equal(sim.net.unmatched(), 0);
     // A multi-level tree crosses between nodes once per node but the root's.

@@ -25,14 +25,16 @@ private:
 };
 
 FakeNetwork::FakeNetwork(int ranks, NetworkOptions options)
-    : ranks_(ranks), options_(options), rng_(options.seed), recvs_in_flight_(ranks, 0),
-      max_recvs_(ranks, 0), received_(ranks, 0) {}
+    : ranks_(ranks),
+      options_(options),
+      rng_(options.seed),
+      recvs_in_flight_(ranks, 0),
+      max_recvs_(ranks, 0),
+      received_(ranks, 0) {}
 
 FakeNetwork::~FakeNetwork() = default;
 
-std::unique_ptr<Transport> FakeNetwork::endpoint(int rank) {
-    return std::make_unique<FakeEndpoint>(*this, rank);
-}
+std::unique_ptr<Transport> FakeNetwork::endpoint(int rank) { return std::make_unique<FakeEndpoint>(*this, rank); }
 
 bool FakeNetwork::inline_now() {
     return std::uniform_real_distribution<double>(0, 1)(rng_) < options_.inline_probability;

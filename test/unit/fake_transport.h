@@ -21,9 +21,9 @@
 namespace adapt2::test {
 
 enum class Order {
-    random,   // any pending completion may come next
-    lifo,     // newest first
-    fifo,     // oldest first
+    random,  // any pending completion may come next
+    lifo,    // newest first
+    fifo,    // oldest first
 };
 
 struct NetworkOptions {
@@ -74,7 +74,7 @@ private:
     };
     struct Completion {
         Op *op;
-        int rank;      // whose operation it is
+        int rank;  // whose operation it is
         bool is_recv;
         int peer;
     };

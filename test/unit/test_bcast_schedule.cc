@@ -43,10 +43,11 @@ struct Case {
 
     std::string str() const {
         char b[256];
-        std::snprintf(b, sizeof b, "p=%d root=%d bytes=%zu tree=%s(%d) seg=%zu win=%d:%d layout=%d order=%d overtake=%d seed=%llu",
-                      p, root, bytes, std::string(tree_shape_name(tree.shape)).c_str(), tree.param,
-                      segment, recv_window, send_window, static_cast<int>(layout),
-                      static_cast<int>(net.order), net.overtake_pending, static_cast<unsigned long long>(net.seed));
+        std::snprintf(b, sizeof b,
+                      "p=%d root=%d bytes=%zu tree=%s(%d) seg=%zu win=%d:%d layout=%d order=%d overtake=%d seed=%llu",
+                      p, root, bytes, std::string(tree_shape_name(tree.shape)).c_str(), tree.param, segment,
+                      recv_window, send_window, static_cast<int>(layout), static_cast<int>(net.order),
+                      net.overtake_pending, static_cast<unsigned long long>(net.seed));
         return b;
     }
 };
@@ -106,14 +107,14 @@ void run_case(const Case &c) {
             fail_msg("%s: rank %d done %d times, status %d", c.str().c_str(), r, done[r].calls, done[r].status);
         bool st = strided_rank(c, r);
         for (size_t i = 0; i < c.bytes; ++i) {
-            if (mem[r][st ? 2 * i : i] != pattern(i))
-                fail_msg("%s: rank %d byte %zu wrong", c.str().c_str(), r, i);
+            if (mem[r][st ? 2 * i : i] != pattern(i)) fail_msg("%s: rank %d byte %zu wrong", c.str().c_str(), r, i);
             if (st && mem[r][2 * i + 1] != kPoison) fail_msg("%s: rank %d hole %zu written", c.str().c_str(), r, i);
         }
         if (mem[r].back() != kPoison) fail_msg("%s: rank %d wrote past the end", c.str().c_str(), r);
         long expect = r == c.root ? 0 : nseg;
         if (net.messages_received(r) != expect)
-            fail_msg("%s: rank %d received %ld segments, expected %ld", c.str().c_str(), r, net.messages_received(r), expect);
+            fail_msg("%s: rank %d received %ld segments, expected %ld", c.str().c_str(), r, net.messages_received(r),
+                     expect);
         if (net.max_recvs_in_flight(r) > c.recv_window)
             fail_msg("%s: rank %d had %d receives posted", c.str().c_str(), r, net.max_recvs_in_flight(r));
         for (int d = 0; d < c.p; ++d) {
@@ -123,12 +124,14 @@ void run_case(const Case &c) {
         if (world.comm(r).pool().bytes_lent() != 0) fail_msg("%s: rank %d kept staging buffers", c.str().c_str(), r);
     }
     if (net.unmatched() != 0 || net.posted() != net.completed())
-        fail_msg("%s: %zu unmatched, %ld posted, %ld completed", c.str().c_str(), net.unmatched(), net.posted(), net.completed());
+        fail_msg("%s: %zu unmatched, %ld posted, %ld completed", c.str().c_str(), net.unmatched(), net.posted(),
+                 net.completed());
 }
 
 const TreeSpec kTrees[] = {
-    {TreeShape::binomial, 0}, {TreeShape::in_order_binomial, 0}, {TreeShape::binary, 0},
-    {TreeShape::kary, 3},     {TreeShape::knomial, 3},           {TreeShape::chain, 2},
+    {TreeShape::binomial, 0}, {TreeShape::in_order_binomial, 0},
+    {TreeShape::binary, 0},   {TreeShape::kary, 3},
+    {TreeShape::knomial, 3},  {TreeShape::chain, 2},
     {TreeShape::pipeline, 0}, {TreeShape::flat, 0},
 };
 

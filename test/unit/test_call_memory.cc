@@ -153,7 +153,7 @@ void test_cache_keeps_at_most_its_max(void **) {
     assert_int_equal(cache.kept(), 1);
     again->recycle();
     cache.set_max(0);
-    assert_int_equal(cache.kept(), 0);  // shrinking frees the kept ones
+    assert_int_equal(cache.kept(), 0);             // shrinking frees the kept ones
     new_schedule(comm, nullptr, nullptr).reset();  // a handle recycles what it did not start
     assert_int_equal(cache.kept(), 0);
 }
@@ -247,8 +247,8 @@ void test_repeated_calls_start_without_allocating(void **) {
                         ++call;
                         // Round 0 sizes the schedule and the pools; after that nothing.
                         if (round >= 1 && got != 0)
-                            fail_msg("p=%d order=%d: %s of %zu ints, round %d: %ld allocations starting it",
-                                     p, static_cast<int>(order.order), kind_name(kind), ints, round, got);
+                            fail_msg("p=%d order=%d: %s of %zu ints, round %d: %ld allocations starting it", p,
+                                     static_cast<int>(order.order), kind_name(kind), ints, round, got);
                     }
                 }
             }

@@ -221,9 +221,9 @@ void test_node_level_rule(void **) {
         TreeSpec want;
     };
     const Case cases[] = {
-        {32 << 10, 4, binomial},   {32 << 10, 1000, binomial}, {64 << 10, 4, pipeline},  {64 << 10, 10, pipeline},
-        {64 << 10, 11, binary},    {1 << 20, 16, pipeline},    {1 << 20, 17, binary},    {16 << 20, 136, pipeline},
-        {16 << 20, 137, binary},   {1 << 20, 65536, binary},
+        {32 << 10, 4, binomial}, {32 << 10, 1000, binomial}, {64 << 10, 4, pipeline}, {64 << 10, 10, pipeline},
+        {64 << 10, 11, binary},  {1 << 20, 16, pipeline},    {1 << 20, 17, binary},   {16 << 20, 136, pipeline},
+        {16 << 20, 137, binary}, {1 << 20, 65536, binary},
     };
     for (const Case &c : cases) {
         BcastPlan p = plan_bcast(s, c.bytes, 2 * c.nodes, c.nodes);
@@ -463,7 +463,6 @@ void test_reduce_scatter_rules(void **) {
     assert_int_equal(reduce_scatter_plan(s, 1, true), ADAPT2_REDUCE_SCATTER_RING);
 }
 
-
 // ---- the user's decision table (rules.h, coll_adapt2_rules) -------------
 
 RuleTable parsed(const std::string &text) {
@@ -499,7 +498,8 @@ void test_rules_parse(void **) {
     assert_int_equal(b.algorithm, ADAPT2_ALG_CHAIN);
     assert_true(b.chains == 3 && b.segment_size == 16384 && b.recv_window == 8 && b.send_window == 3);
     assert_true(b.nodes.lo == 2 && b.nodes.hi == UINT64_MAX && b.bytes.lo == 65536);
-    assert_true(r.previous && r.ranks.lo == 4 && r.ranks.hi == 4 && r.bytes.lo == (1u << 20) && r.bytes.hi == (1u << 20));
+    assert_true(r.previous && r.ranks.lo == 4 && r.ranks.hi == 4 && r.bytes.lo == (1u << 20) &&
+                r.bytes.hi == (1u << 20));
     assert_true(any.collective == -1 && any.fanout == 5 && any.radix == 16 && any.algorithm == -1);
     assert_true(g.previous && g.collective == ADAPT2_COLL_ALLGATHER);
     assert_string_equal(a.where.c_str(), "f:4: allreduce 2-8 * 0-4K algorithm=recursive_doubling");
@@ -512,11 +512,12 @@ void test_rules_fingerprint(void **) {
     RuleTable t1, t2, t3;
     std::string error;
     assert_true(RuleTable::parse(a, "one", &t1, &error));
-    assert_true(RuleTable::parse("# same\nadapt2-rules   1\n\nbcast  *  * 0-1K  previous # c\nreduce 4 * * "
-                                 "algorithm=chain\n",
-                                 "two", &t2, &error));
-    assert_true(RuleTable::parse("adapt2-rules 1\nbcast * * 0-2K previous\nreduce 4 * * algorithm=chain\n", "one",
-                                 &t3, &error));
+    assert_true(
+        RuleTable::parse("# same\nadapt2-rules   1\n\nbcast  *  * 0-1K  previous # c\nreduce 4 * * "
+                         "algorithm=chain\n",
+                         "two", &t2, &error));
+    assert_true(RuleTable::parse("adapt2-rules 1\nbcast * * 0-2K previous\nreduce 4 * * algorithm=chain\n", "one", &t3,
+                                 &error));
     assert_true(t1.fingerprint() != 0);
     assert_true(t1.fingerprint() == t2.fingerprint());
     assert_true(t1.fingerprint() != t3.fingerprint());
@@ -591,11 +592,11 @@ void test_rules_message_bytes(void **) {
 // whose algorithm the user set keeps it; calls no line matches are planned
 // as without a table.
 void test_rules_in_plan_call(void **) {
-    auto table = std::make_shared<RuleTable>(parsed(
-        "adapt2-rules 1\n"
-        "allreduce * * 0-4K algorithm=recursive_doubling\n"
-        "bcast * * 64K- algorithm=chain chains=2 segment_size=16K\n"
-        "reduce * * * previous\n"));
+    auto table =
+        std::make_shared<RuleTable>(parsed("adapt2-rules 1\n"
+                                           "allreduce * * 0-4K algorithm=recursive_doubling\n"
+                                           "bcast * * 64K- algorithm=chain chains=2 segment_size=16K\n"
+                                           "reduce * * * previous\n"));
     set_rule_table(table);
     adapt2_call_t a = plain_call(ADAPT2_COLL_ALLREDUCE);
     a.send.bytes = a.recv.bytes = 4096;

@@ -64,9 +64,10 @@ struct Setup {
 
     std::string str() const {
         char b[200];
-        std::snprintf(b, sizeof b, "p=%d root=%d stalled=%d alg=%d bytes=%zu seg=%zu calls=%d cap=%zu comm=%d order=%d seed=%llu",
-                      p, root, stalled, algorithm, bytes, segment, calls, cap, commutative,
-                      static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
+        std::snprintf(b, sizeof b,
+                      "p=%d root=%d stalled=%d alg=%d bytes=%zu seg=%zu calls=%d cap=%zu comm=%d order=%d seed=%llu", p,
+                      root, stalled, algorithm, bytes, segment, calls, cap, commutative, static_cast<int>(net.order),
+                      static_cast<unsigned long long>(net.seed));
         return b;
     }
 };
@@ -178,7 +179,8 @@ void run_bcast(const Setup &s) {
         bool passes_on = tree.children(r).size() > 0;
         for (int k = 0; k < s.calls; ++k) {
             int done = w.calls[r][k].done;
-            if (waiting.count(r) && done) fail_msg("%s: rank %d call %d done before the stalled rank ran", s.str().c_str(), r, k);
+            if (waiting.count(r) && done)
+                fail_msg("%s: rank %d call %d done before the stalled rank ran", s.str().c_str(), r, k);
             if (!waiting.count(r) && (all_fit || !passes_on) && done != 1)
                 fail_msg("%s: rank %d call %d waits for the stalled rank", s.str().c_str(), r, k);
         }
@@ -189,7 +191,8 @@ void run_bcast(const Setup &s) {
     for (int r = 0; r < s.p; ++r) {
         for (int k = 0; r != s.root && k < s.calls; ++k) {
             for (size_t i = 0; i < s.bytes; ++i) {
-                if (mem[r][k][i] != pattern(k, i)) fail_msg("%s: rank %d call %d byte %zu wrong", s.str().c_str(), r, k, i);
+                if (mem[r][k][i] != pattern(k, i))
+                    fail_msg("%s: rank %d call %d byte %zu wrong", s.str().c_str(), r, k, i);
             }
         }
     }
@@ -232,7 +235,8 @@ void test_bcast_cap(void **) {
     s.stalled = 1;  // a child of the binomial root
     s.net = {Order::random, 5, 0.3, 0, false};
     World w(s);
-    std::vector<std::vector<std::vector<char>>> mem(s.p, std::vector<std::vector<char>>(s.calls, std::vector<char>(s.bytes, 1)));
+    std::vector<std::vector<std::vector<char>>> mem(
+        s.p, std::vector<std::vector<char>>(s.calls, std::vector<char>(s.bytes, 1)));
     start_bcasts(w, s, mem, s.root);
     w.net.run();
     assert_int_equal(w.calls[s.root][0].done, 0);
@@ -253,7 +257,8 @@ uint32_t expected(const Setup &s, int k, size_t word) {
         return acc;
     }
     const size_t e = word / 2;
-    uint32_t a = static_cast<uint32_t>(value(s.p - 1, k, 2 * e)), b = static_cast<uint32_t>(value(s.p - 1, k, 2 * e + 1));
+    uint32_t a = static_cast<uint32_t>(value(s.p - 1, k, 2 * e)),
+             b = static_cast<uint32_t>(value(s.p - 1, k, 2 * e + 1));
     for (int r = s.p - 2; r >= 0; --r) {
         uint32_t xa = static_cast<uint32_t>(value(r, k, 2 * e)), xb = static_cast<uint32_t>(value(r, k, 2 * e + 1));
         uint32_t na = xa * a, nb = xa * b + xb;
@@ -268,7 +273,8 @@ struct ReduceMem {
 
 void start_reduces(World &w, const Setup &s, std::vector<ReduceMem> &mem, int r) {
     adapt2_reduce_settings_t settings{tree_settings(s), 0};
-    adapt2_reduction_t op{s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose_affine, nullptr, 0, 0};
+    adapt2_reduction_t op{
+        s.commutative ? 4u : 8u, s.commutative, nullptr, s.commutative ? sum_i32 : compose_affine, nullptr, 0, 0};
     const size_t n = s.bytes / 4;
     for (int k = 0; k < s.calls; ++k) {
         std::vector<int32_t> &own = mem[r].own[k];
@@ -320,7 +326,6 @@ void run_reduce(const Setup &s) {
                 fail_msg("%s: call %d element %zu wrong", s.str().c_str(), k, e);
         }
     }
-
 }
 
 void test_reduce_stalled_rank(void **) {
@@ -414,7 +419,8 @@ void run_bcast_grace(const Setup &s, bool stall) {
         if (counter_value(Counter::detach_bytes) != copied_before + interior * s.bytes)
             fail_msg("%s: copied without need", s.str().c_str());
     } else {
-        if (w.calls[s.root][0].done != 0) fail_msg("%s: the root completed before the grace period ended", s.str().c_str());
+        if (w.calls[s.root][0].done != 0)
+            fail_msg("%s: the root completed before the grace period ended", s.str().c_str());
         const uint64_t copied_before_grace = counter_value(Counter::detach_bytes);
         graces.fire_all();
         w.net.run();
@@ -445,7 +451,7 @@ void test_bcast_grace(void **) {
             s.calls = 1;
             s.algorithm = alg;
             s.net = net;
-            s.stalled = 1;  // a child of the root in both trees
+            s.stalled = 1;                         // a child of the root in both trees
             s.bytes = (size_t{128} << 10) + 1000;  // roots await from 128 KiB (bcast.cc)
             s.segment = 32 << 10;
             run_bcast_grace(s, false);
@@ -594,12 +600,9 @@ void test_reduce_grace(void **) {
 
 int main() {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bcast_stalled_rank),
-        cmocka_unit_test(test_bcast_cap),
-        cmocka_unit_test(test_reduce_stalled_rank),
-        cmocka_unit_test(test_reduce_cap),
-        cmocka_unit_test(test_bcast_grace),
-        cmocka_unit_test(test_bcast_small_copies_at_once),
+        cmocka_unit_test(test_bcast_stalled_rank),  cmocka_unit_test(test_bcast_cap),
+        cmocka_unit_test(test_reduce_stalled_rank), cmocka_unit_test(test_reduce_cap),
+        cmocka_unit_test(test_bcast_grace),         cmocka_unit_test(test_bcast_small_copies_at_once),
         cmocka_unit_test(test_reduce_grace),
     };
     return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);

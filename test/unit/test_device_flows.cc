@@ -169,7 +169,8 @@ int32_t serial_result(int p, size_t e, bool commutative) {
     const size_t map = e / 2;
     uint32_t a = 1, b = 0;  // identity; compose from the right
     for (int q = p - 1; q >= 0; --q) {
-        const uint32_t qa = static_cast<uint32_t>(contribution(q, 2 * map)), qb = static_cast<uint32_t>(contribution(q, 2 * map + 1));
+        const uint32_t qa = static_cast<uint32_t>(contribution(q, 2 * map)),
+                       qb = static_cast<uint32_t>(contribution(q, 2 * map + 1));
         b = qa * b + qb;
         a = qa * a;
     }
@@ -215,7 +216,8 @@ void reduction_case(const Case &c, bool all, bool commutative, bool in_place, bo
         if (!all && r != c.root) continue;
         for (size_t e = 0; e < n; ++e) {
             const int32_t want = serial_result(c.p, e, commutative);
-            if (res[r][e] != want) fail_msg("%s: rank %d element %zu is %d, expected %d", c.name.c_str(), r, e, res[r][e], want);
+            if (res[r][e] != want)
+                fail_msg("%s: rank %d element %zu is %d, expected %d", c.name.c_str(), r, e, res[r][e], want);
         }
     }
     if (w.backend().queued_ops() != 0) fail_msg("%s: device work left queued", c.name.c_str());
@@ -226,7 +228,8 @@ void reduction_case(const Case &c, bool all, bool commutative, bool in_place, bo
     const bool want_gpu = gpu_kernel && commutative && c.dev.kernels && device_parent;
     const bool got_gpu = counter_value(Counter::device_combines) > gpu_combines_before;
     if (want_gpu && !got_gpu) fail_msg("%s: nothing was combined on the GPU", c.name.c_str());
-    if (!(gpu_kernel && commutative && c.dev.kernels) && got_gpu) fail_msg("%s: combined on the GPU without a kernel", c.name.c_str());
+    if (!(gpu_kernel && commutative && c.dev.kernels) && got_gpu)
+        fail_msg("%s: combined on the GPU without a kernel", c.name.c_str());
 }
 
 // Every layout x device policy x network order, a few sizes and roots.
@@ -239,9 +242,14 @@ void for_all_cases(const std::function<void(const Case &)> &run) {
                 for (int p : {2, 5}) {
                     for (size_t bytes : {size_t{8}, size_t{400}, size_t{1000}}) {
                         const int root = static_cast<int>(bytes % p);
-                        Case c{std::string(layout.name) + " policy " + std::to_string(int(policy)) + " p=" +
-                                   std::to_string(p) + " bytes=" + std::to_string(bytes),
-                               p, root, bytes, &layout, net, mock_config(policy, static_cast<uint32_t>(net.seed))};
+                        Case c{std::string(layout.name) + " policy " + std::to_string(int(policy)) +
+                                   " p=" + std::to_string(p) + " bytes=" + std::to_string(bytes),
+                               p,
+                               root,
+                               bytes,
+                               &layout,
+                               net,
+                               mock_config(policy, static_cast<uint32_t>(net.seed))};
                         run(c);
                     }
                 }
@@ -284,7 +292,7 @@ void test_reduce_and_allreduce(void **) {
 // pool's overdraft) and still finish, with data intact.
 void test_tiny_pinned_pool(void **) {
     for (int p : {3, 6}) {
-        Case c{"tiny pool p=" + std::to_string(p), p, 1, 2000, &kLayouts[0], completion_orders(1)[0],
+        Case c{"tiny pool p=" + std::to_string(p),         p, 1, 2000, &kLayouts[0], completion_orders(1)[0],
                mock_config(MockBackend::Policy::random, 7)};
         World w(c.p, c.net, c.dev, 1);  // 1 byte: below any segment
         (void)w;
@@ -312,7 +320,8 @@ void test_backend_errors(void **) {
                 const size_t bytes = 960;
                 const auto s = tree_settings(ADAPT2_ALG_BINOMIAL);
                 adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
-                if (k % 2) op.device_op = ADAPT2_DEVICE_OP_SUM, op.device_type = ADAPT2_DEVICE_TYPE_INT32;  // GPU combine
+                if (k % 2)
+                    op.device_op = ADAPT2_DEVICE_OP_SUM, op.device_type = ADAPT2_DEVICE_TYPE_INT32;  // GPU combine
                 for (int r = 0; r < p; ++r) {
                     bool dev_mem = false;
                     buf[r] = w.alloc(Memory::device, bytes, &dev_mem);
@@ -333,8 +342,9 @@ void test_backend_errors(void **) {
                         ++errors;
                     }
                 }
-                if (errors != 1) fail_msg("%s k=%ld %s: %d ranks failed, expected exactly 1",
-                                          which ? "query" : "post", k, reduce ? "reduce" : "bcast", errors);
+                if (errors != 1)
+                    fail_msg("%s k=%ld %s: %d ranks failed, expected exactly 1", which ? "query" : "post", k,
+                             reduce ? "reduce" : "bcast", errors);
                 if (last_device_error() != MockBackend::kInjectedError) fail_msg("error code not kept");
                 ++runs;
             }

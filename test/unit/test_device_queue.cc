@@ -46,7 +46,10 @@ struct Harness {
     std::vector<int> order;                   // ids in report order, all streams
 
     Harness(const MockBackend::Config &config, int streams, int capacity, int max_items)
-        : gpu(config), queue(gpu, streams, capacity), times_reported(max_items), status(max_items, -100),
+        : gpu(config),
+          queue(gpu, streams, capacity),
+          times_reported(max_items),
+          status(max_items, -100),
           by_stream(streams) {
         items.reserve(max_items);  // tokens point into it
         assert_int_equal(queue.init(), kDeviceOk);
@@ -248,8 +251,7 @@ void test_error_on_post(void **) {
         drain(h);
         assert_true(h.all_reported_once());
         check_stream_order(h);
-        for (int i = 0; i < n; ++i)
-            assert_int_equal(h.status[i], i == k - 1 ? MockBackend::kInjectedError : kDeviceOk);
+        for (int i = 0; i < n; ++i) assert_int_equal(h.status[i], i == k - 1 ? MockBackend::kInjectedError : kDeviceOk);
         free_items(h);
     }
 }

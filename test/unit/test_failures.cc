@@ -105,14 +105,16 @@ void test_transport_errors_named(void **) {
     Comm root(std::make_unique<RefusingTransport>(), 0, 2, 1 << 20);
     std::vector<char> mem(100, 5);
     Report r;
-    assert_int_equal(start_bcast(root, contiguous_buffer(mem.data(), 100), 0, 1, binomial_segments(0), on_report, &r), 0);
+    assert_int_equal(start_bcast(root, contiguous_buffer(mem.data(), 100), 0, 1, binomial_segments(0), on_report, &r),
+                     0);
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.status, -12);
     assert_true(contains(r.why, "posting a send of 100 bytes (peer 1, segment 0) failed with error -12"));
 
     Comm leaf(std::make_unique<RefusingTransport>(), 1, 2, 1 << 20);
     Report l;
-    assert_int_equal(start_bcast(leaf, contiguous_buffer(mem.data(), 100), 0, 1, binomial_segments(0), on_report, &l), 0);
+    assert_int_equal(start_bcast(leaf, contiguous_buffer(mem.data(), 100), 0, 1, binomial_segments(0), on_report, &l),
+                     0);
     assert_int_equal(l.calls, 1);
     assert_int_equal(l.status, -15);
     assert_true(contains(l.why, "a receive of 100 bytes (peer 0, segment 0) completed with error -15"));

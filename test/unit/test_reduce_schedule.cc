@@ -29,8 +29,8 @@ int matmul(void *ctx, const void *in, void *inout, size_t n) {
     auto *a = static_cast<const uint32_t *>(in);
     auto *b = static_cast<uint32_t *>(inout);
     for (size_t k = 0; k < n; ++k, a += 4, b += 4) {
-        uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                         a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        uint32_t r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                         a[2] * b[1] + a[3] * b[3]};
         std::memcpy(b, r, sizeof r);
     }
     return 0;
@@ -80,7 +80,7 @@ struct Case {
     int p = 4, root = 0;
     size_t elems = 100;
     int algorithm = ADAPT2_ALG_KNOMIAL;  // auto's tree, but segmented whatever the size
-    size_t segment = 64;  // bytes
+    size_t segment = 64;                 // bytes
     int recv_window = 4, send_window = 2;
     bool strided = false, in_place = false, reproducible = false, ring = false, recdoubling = false;
     bool three_buffer = false;  // the op has a three-buffer combine (sum only)
@@ -96,10 +96,13 @@ struct Case {
         std::snprintf(b, sizeof b,
                       "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d%s inplace=%d "
                       "repro=%d 3buf=%d pool=%zu order=%d overtake=%d seed=%llu",
-                      allreduce ? (ring ? "ring allreduce" : recdoubling ? "recdoubling allreduce" : "allreduce") : "reduce", static_cast<int>(kind), p, root, elems, algorithm,
-                      segment, recv_window, send_window, strided, mixed ? " (odd ranks)" : "", in_place, reproducible, three_buffer, pool_max,
-                      static_cast<int>(net.order), net.overtake_pending,
-                      static_cast<unsigned long long>(net.seed));
+                      allreduce ? (ring          ? "ring allreduce"
+                                   : recdoubling ? "recdoubling allreduce"
+                                                 : "allreduce")
+                                : "reduce",
+                      static_cast<int>(kind), p, root, elems, algorithm, segment, recv_window, send_window, strided,
+                      mixed ? " (odd ranks)" : "", in_place, reproducible, three_buffer, pool_max,
+                      static_cast<int>(net.order), net.overtake_pending, static_cast<unsigned long long>(net.seed));
         return b;
     }
 };
@@ -162,15 +165,22 @@ std::vector<char> run_case(const Case &c) {
             return c.strided_at(r) ? strided_buffer(&s, bytes) : contiguous_buffer(m.data(), bytes);
         };
         adapt2_buffer_t own = buf(k.send, k.send_s), result = buf(k.recv, k.recv_s);
-        adapt2_reduction_t op{u, c.kind != Kind::matmul, &k.ops,
-                              c.kind == Kind::matmul ? matmul : c.kind == Kind::sum ? sum_i32 : sum_float,
-                              c.three_buffer && c.kind == Kind::sum ? sum3_i32 : nullptr, 0, 0};
+        adapt2_reduction_t op{u,
+                              c.kind != Kind::matmul,
+                              &k.ops,
+                              c.kind == Kind::matmul ? matmul
+                              : c.kind == Kind::sum  ? sum_i32
+                                                     : sum_float,
+                              c.three_buffer && c.kind == Kind::sum ? sum3_i32 : nullptr,
+                              0,
+                              0};
         int rc;
         if (c.allreduce) {
             adapt2_allreduce_settings_t s{};
             s.tree = tree;
-            s.algorithm = c.ring ? ADAPT2_ALLREDUCE_RING
-                          : c.recdoubling ? ADAPT2_ALLREDUCE_RECDOUBLING : ADAPT2_ALLREDUCE_TREE;
+            s.algorithm = c.ring          ? ADAPT2_ALLREDUCE_RING
+                          : c.recdoubling ? ADAPT2_ALLREDUCE_RECDOUBLING
+                                          : ADAPT2_ALLREDUCE_TREE;
             s.reproducible = c.reproducible;
             rc = start_allreduce(world.comm(r), own, result, c.in_place, op, 100, s, on_done, &k.done);
         } else {
@@ -204,16 +214,16 @@ std::vector<char> run_case(const Case &c) {
     }
     // Every child contribution is combined exactly once per segment.
     auto tree_of = world.comm(0).trees().get(
-        c.kind == Kind::matmul ? TreeSpec{TreeShape::in_order_binomial, 0}
-                               : (c.algorithm == ADAPT2_ALG_KNOMIAL ? TreeSpec{TreeShape::knomial, 3}
-                                                                    : TreeSpec{TreeShape::binomial, 0}),
+        c.kind == Kind::matmul
+            ? TreeSpec{TreeShape::in_order_binomial, 0}
+            : (c.algorithm == ADAPT2_ALG_KNOMIAL ? TreeSpec{TreeShape::knomial, 3} : TreeSpec{TreeShape::binomial, 0}),
         c.allreduce ? 0 : c.root);
     if (!c.ring && !c.recdoubling && (c.algorithm == ADAPT2_ALG_KNOMIAL || c.kind == Kind::matmul)) {
         for (int r = 0; r < c.p; ++r) {
             long want_combines = static_cast<long>(tree_of->children(r).size()) * nseg;
             if (ranks[r].ops.combines != want_combines)
-                fail_msg("%s: rank %d combined %ld times, expected %ld", c.str().c_str(), r,
-                         ranks[r].ops.combines, want_combines);
+                fail_msg("%s: rank %d combined %ld times, expected %ld", c.str().c_str(), r, ranks[r].ops.combines,
+                         want_combines);
         }
     }
     // A root with children that does not reduce in place combines the first
@@ -345,8 +355,7 @@ void test_pool_cap(void **) {
         adapt2_reduction_t op{4, 1, &ranks[r].ops, sum_i32, nullptr, 0, 0};
         adapt2_reduce_settings_t s{tree, 0};
         start_reduce(world.comm(r), contiguous_buffer(ranks[r].send.data(), 64 * 40),
-                     contiguous_buffer(ranks[r].recv.data(), 64 * 40), false, op, 0, 7, s, on_done,
-                     &ranks[r].done);
+                     contiguous_buffer(ranks[r].recv.data(), 64 * 40), false, op, 0, 7, s, on_done, &ranks[r].done);
     }
     world.run();
     const size_t one_slot = 4 * 64;  // 3 children + own/acc buffer at the root

@@ -30,24 +30,24 @@ std::string join(const std::vector<int> &v) {
 struct Case {
     int collective = ADAPT2_COLL_ALLGATHER;
     int algorithm = ADAPT2_ALLGATHER_RING;  // the collective's (adapt2_bridge.h)
-    bool commutative = true;     // reduce_scatter_block: int32 sums, or affine maps (not commutative)
+    bool commutative = true;                // reduce_scatter_block: int32 sums, or affine maps (not commutative)
     int p = 4;
-    size_t elems = 10;           // per block (reduce_scatter_block: elements of the op, allgather: bytes)
+    size_t elems = 10;  // per block (reduce_scatter_block: elements of the op, allgather: bytes)
     size_t segment = 0;
     int recv_window = 4, send_window = 2;
     bool strided_send = false, strided_recv = false, in_place = false;
-    std::vector<int> nodes;      // per rank, when the ranks' nodes are known (empty: unknown)
-    bool whole_down = false;     // multi-level: the result goes down in one message
+    std::vector<int> nodes;   // per rank, when the ranks' nodes are known (empty: unknown)
+    bool whole_down = false;  // multi-level: the result goes down in one message
     NetworkOptions net;
 
     std::string str() const {
         char s[256];
-        std::snprintf(s, sizeof s, "%s algorithm %d%s p=%d elems=%zu seg=%zu win=%d:%d send=%s recv=%s%s order=%d seed=%llu",
-                      collective == ADAPT2_COLL_ALLGATHER ? "allgather" : "reduce_scatter_block", algorithm,
-                      commutative ? "" : " non-commutative", p, elems, segment,
-                      recv_window, send_window, strided_send ? "strided" : "contig",
-                      strided_recv ? "strided" : "contig", in_place ? " in-place" : "",
-                      static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
+        std::snprintf(
+            s, sizeof s, "%s algorithm %d%s p=%d elems=%zu seg=%zu win=%d:%d send=%s recv=%s%s order=%d seed=%llu",
+            collective == ADAPT2_COLL_ALLGATHER ? "allgather" : "reduce_scatter_block", algorithm,
+            commutative ? "" : " non-commutative", p, elems, segment, recv_window, send_window,
+            strided_send ? "strided" : "contig", strided_recv ? "strided" : "contig", in_place ? " in-place" : "",
+            static_cast<int>(net.order), static_cast<unsigned long long>(net.seed));
         std::string out = s;
         if (!nodes.empty()) out += " nodes=" + join(nodes);
         if (whole_down) out += " whole-down";
@@ -181,8 +181,9 @@ void check_node_links(const Case &c, FakeWorld &world, size_t block) {
     uint64_t crossed = 0;
     for (int r = 0; r < c.p; ++r) crossed += world.comm(r).internode_bytes();
     const uint64_t want = static_cast<uint64_t>(nodes - 1) * static_cast<uint64_t>(c.p) * block;
-    if (crossed != want) fail_msg("%s: %llu bytes crossed between nodes, expected %llu", c.str().c_str(),
-                                  static_cast<unsigned long long>(crossed), static_cast<unsigned long long>(want));
+    if (crossed != want)
+        fail_msg("%s: %llu bytes crossed between nodes, expected %llu", c.str().c_str(),
+                 static_cast<unsigned long long>(crossed), static_cast<unsigned long long>(want));
 }
 
 long sweep(int collective, int algorithm, bool commutative = true) {
@@ -300,8 +301,8 @@ void test_entry_point_runs_every_collective(void **) {
                         for (int q = 0; q < p; ++q) want += contribution(q, i);
                     }
                     if (recv[r][i] != want)
-                        fail_msg("collective %d: rank %d element %zu is %d, expected %d", collective, r, i,
-                                 recv[r][i], want);
+                        fail_msg("collective %d: rank %d element %zu is %d, expected %d", collective, r, i, recv[r][i],
+                                 want);
                 }
             }
         }
@@ -344,8 +345,8 @@ void test_calls_in_flight_get_their_own_tags(void **) {
             for (int c = 0; c < calls; ++c) {
                 for (size_t i = 0; i < block * p; ++i) {
                     const char want = static_cast<char>(c * 101 + static_cast<int>(i / block) * 13 + i % block);
-                    if (recv[r][c][i] != want) fail_msg("rank %d call %d byte %zu is %d, expected %d", r, c, i,
-                                                        recv[r][c][i], want);
+                    if (recv[r][c][i] != want)
+                        fail_msg("rank %d call %d byte %zu is %d, expected %d", r, c, i, recv[r][c][i], want);
                 }
             }
         }

@@ -69,7 +69,8 @@ std::vector<Placement> placements() {
         all.push_back({"one node p=" + std::to_string(p), block(p, p)});
         for (uint64_t seed : {1, 2, 3}) {
             all.push_back({"uneven p=" + std::to_string(p) + " seed=" + std::to_string(seed), uneven(p, seed, false)});
-            all.push_back({"uneven+numa p=" + std::to_string(p) + " seed=" + std::to_string(seed), uneven(p, seed, true)});
+            all.push_back(
+                {"uneven+numa p=" + std::to_string(p) + " seed=" + std::to_string(seed), uneven(p, seed, true)});
         }
     }
     return all;
@@ -94,7 +95,8 @@ void check_tree(const std::string &what, const Topology &t, const Tree &tree, in
     reached[root] = 1;
     for (size_t i = 0; i < queue.size(); ++i) {
         for (int c : tree.children(queue[i])) {
-            if (tree.parent(c) != queue[i]) fail_msg("%s: %d lists %d, whose parent is %d", what.c_str(), queue[i], c, tree.parent(c));
+            if (tree.parent(c) != queue[i])
+                fail_msg("%s: %d lists %d, whose parent is %d", what.c_str(), queue[i], c, tree.parent(c));
             if (reached[c]++) fail_msg("%s: rank %d reached twice", what.c_str(), c);
             queue.push_back(c);
         }
@@ -113,15 +115,18 @@ void check_tree(const std::string &what, const Topology &t, const Tree &tree, in
             int lowest = p;
             for (int q = 0; q < p; ++q)
                 if (t.same_node(q, r)) lowest = std::min(lowest, q);
-            if (r != lowest) fail_msg("%s: node leader %d is not the lowest rank %d of its node", what.c_str(), r, lowest);
+            if (r != lowest)
+                fail_msg("%s: node leader %d is not the lowest rank %d of its node", what.c_str(), r, lowest);
         } else if (!same_domain(t, r, up)) {
             ++inter_domain;
         }
         // Children on other nodes are served before those on this node.
         bool local_seen = false;
         for (int c : tree.children(r)) {
-            if (t.same_node(c, r)) local_seen = true;
-            else if (local_seen) fail_msg("%s: rank %d serves a remote child after a local one", what.c_str(), r);
+            if (t.same_node(c, r))
+                local_seen = true;
+            else if (local_seen)
+                fail_msg("%s: rank %d serves a remote child after a local one", what.c_str(), r);
         }
     }
     if (inter_node != static_cast<int>(nodes.size()) - 1)
@@ -135,8 +140,8 @@ void test_builder_all_placements_and_roots(void **) {
     for (const Placement &pl : placements()) {
         for (const LevelSpecs &levels : kLevelShapes) {
             for (int root = 0; root < pl.topo.size(); ++root) {
-                std::string what = pl.name + " root=" + std::to_string(root) + " node shape=" +
-                                   std::string(tree_shape_name(levels.node.shape));
+                std::string what = pl.name + " root=" + std::to_string(root) +
+                                   " node shape=" + std::string(tree_shape_name(levels.node.shape));
                 check_tree(what, pl.topo, build_level_tree(pl.topo, levels, root), root);
                 ++trees;
             }
@@ -296,7 +301,8 @@ void reduction_case(const std::string &name, const Topology &t, int root, size_t
         for (size_t e = 0; e < elems; ++e) {
             int32_t want = 0;
             for (int q = 0; q < p; ++q) want += contribution(q, e);
-            if (result[r][e] != want) fail_msg("%s: rank %d element %zu: %d, expected %d", name.c_str(), r, e, result[r][e], want);
+            if (result[r][e] != want)
+                fail_msg("%s: rank %d element %zu: %d, expected %d", name.c_str(), r, e, result[r][e], want);
         }
     }
     // A reduction sends each segment up once per inter-node edge too.
@@ -355,8 +361,8 @@ void test_level_segment_sizes(void **) {
     struct Sizes {
         size_t base, node, numa;
     };
-    const Sizes sizes[] = {{64, 256, 0}, {64, 256, 128}, {128, 64, 0}, {64, 200, 64}, {64, 0, 192},
-                           {64, 192, 128}};  // numa's 2 does not divide node's 3: cut to 1
+    const Sizes sizes[] = {{64, 256, 0}, {64, 256, 128}, {128, 64, 0}, {64, 200, 64},
+                           {64, 0, 192}, {64, 192, 128}};  // numa's 2 does not divide node's 3: cut to 1
     long runs = 0;
     for (const Placement &pl : placements()) {
         if (pl.topo.size() > 13) continue;

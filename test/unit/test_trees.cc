@@ -17,10 +17,9 @@ using namespace adapt2;
 namespace {
 
 const TreeSpec kSpecs[] = {
-    {TreeShape::binomial, 0}, {TreeShape::in_order_binomial, 0}, {TreeShape::binary, 0},
-    {TreeShape::kary, 3},     {TreeShape::kary, 8},              {TreeShape::knomial, 3},
-    {TreeShape::knomial, 4},  {TreeShape::chain, 1},             {TreeShape::chain, 4},
-    {TreeShape::pipeline, 0}, {TreeShape::flat, 0},
+    {TreeShape::binomial, 0}, {TreeShape::in_order_binomial, 0}, {TreeShape::binary, 0},  {TreeShape::kary, 3},
+    {TreeShape::kary, 8},     {TreeShape::knomial, 3},           {TreeShape::knomial, 4}, {TreeShape::chain, 1},
+    {TreeShape::chain, 4},    {TreeShape::pipeline, 0},          {TreeShape::flat, 0},
 };
 
 int ceil_log(int base, int p) {  // smallest d with base^d >= p
@@ -44,8 +43,8 @@ int depth_bound(const TreeSpec &s, int p) {
 }
 
 std::string describe(const TreeSpec &s, int p, int root) {
-    return std::string(tree_shape_name(s.shape)) + "(" + std::to_string(s.param) + ") p=" +
-           std::to_string(p) + " root=" + std::to_string(root);
+    return std::string(tree_shape_name(s.shape)) + "(" + std::to_string(s.param) + ") p=" + std::to_string(p) +
+           " root=" + std::to_string(root);
 }
 
 // Returns an empty string when the tree is valid, else what is wrong.
@@ -60,8 +59,8 @@ std::string check_tree(const Tree &t, const TreeSpec &s, int p, int root) {
         }
     }
     for (int r = 0; r < p; ++r) {
-        if (as_child[r] != (r == root ? 0 : 1)) return "rank " + std::to_string(r) + " listed " +
-                                                     std::to_string(as_child[r]) + " times";
+        if (as_child[r] != (r == root ? 0 : 1))
+            return "rank " + std::to_string(r) + " listed " + std::to_string(as_child[r]) + " times";
     }
     // Walk from the root: every rank reached exactly once.
     std::vector<int> seen(p, 0), queue{root};
@@ -138,14 +137,14 @@ void test_every_root_at_1024(void **) {
 // longest remaining path starts first.
 void test_binomial_serves_largest_first(void **) {
     for (int p : {2, 7, 8, 100, 1000, 1024}) {
-      for (TreeSpec spec : {TreeSpec{TreeShape::binomial, 0}, TreeSpec{TreeShape::knomial, 3}}) {
-        Tree t = build_tree(spec, p, p / 3);
-        auto size = subtree_sizes(t);
-        for (int r = 0; r < p; ++r) {
-            auto kids = t.children(r);
-            for (int i = 1; i < kids.size(); ++i) assert_true(size[kids[i - 1]] >= size[kids[i]]);
+        for (TreeSpec spec : {TreeSpec{TreeShape::binomial, 0}, TreeSpec{TreeShape::knomial, 3}}) {
+            Tree t = build_tree(spec, p, p / 3);
+            auto size = subtree_sizes(t);
+            for (int r = 0; r < p; ++r) {
+                auto kids = t.children(r);
+                for (int i = 1; i < kids.size(); ++i) assert_true(size[kids[i - 1]] >= size[kids[i]]);
+            }
         }
-      }
     }
 }
 

@@ -34,41 +34,41 @@ typedef int (*adapt2_unpack_fn)(void *packer, size_t offset, size_t len, const v
  * stream, so ranks may describe one type signature with different
  * (count, datatype) pairs. */
 typedef struct adapt2_buffer {
-    char *contig;          /* first data byte when contiguous in memory, else NULL */
-    size_t bytes;          /* packed size of the whole message */
-    void *packer;          /* state for pack/unpack (non-contiguous only) */
+    char *contig; /* first data byte when contiguous in memory, else NULL */
+    size_t bytes; /* packed size of the whole message */
+    void *packer; /* state for pack/unpack (non-contiguous only) */
     adapt2_pack_fn pack;
     adapt2_unpack_fn unpack;
-    int on_device;         /* contig is GPU (device or managed) memory: it moves through the
-                            * communicator's device queue and pinned staging buffers */
+    int on_device; /* contig is GPU (device or managed) memory: it moves through the
+                    * communicator's device queue and pinned staging buffers */
 } adapt2_buffer_t;
 
 /* Per-call settings of a tree (and its segments and windows), validated by
  * the C layer from the MCA variables. */
 typedef struct adapt2_bcast_settings {
-    int algorithm;          /* an adapt2_algorithm_t */
-    int fanout;             /* k-ary fanout */
-    int radix;              /* k-nomial radix */
-    int chains;             /* number of chains for "chain" */
-    size_t segment_size;    /* bytes per segment; 0 = one segment */
-    int recv_window;        /* receives posted ahead of arrival */
-    int send_window;        /* sends in flight per child */
+    int algorithm;             /* an adapt2_algorithm_t */
+    int fanout;                /* k-ary fanout */
+    int radix;                 /* k-nomial radix */
+    int chains;                /* number of chains for "chain" */
+    size_t segment_size;       /* bytes per segment; 0 = one segment */
+    int recv_window;           /* receives posted ahead of arrival */
+    int send_window;           /* sends in flight per child */
     size_t detach_min_message; /* ... and above this many (below: the latency path) */
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
-    size_t await_min_bytes; /* a blocking bcast root waits for hellos (below) from this size;
-                               smaller messages are copied at once */
-    int blocking;           /* a blocking call (plan_call sets it from the call's facts): if
-                               the detach pool is full it waits for room (older detached
-                               calls finish) instead of running coupled, and it copies
-                               only for peers late past a grace period (below) */
+    size_t await_min_bytes;    /* a blocking bcast root waits for hellos (below) from this size;
+                                  smaller messages are copied at once */
+    int blocking;              /* a blocking call (plan_call sets it from the call's facts): if
+                                  the detach pool is full it waits for room (older detached
+                                  calls finish) instead of running coupled, and it copies
+                                  only for peers late past a grace period (below) */
     /* Multi-level trees (node, NUMA domain, core), for a communicator whose
      * engine knows where its ranks are (adapt2_comm_settings_t.node): */
-    int topology;           /* 1: use one when the communicator spans nodes or NUMA domains */
-    int node_algorithm;     /* tree between node leaders (AUTO: binomial) */
-    int numa_algorithm;     /* tree between the NUMA-domain leaders of a node (AUTO: flat) */
+    int topology;                 /* 1: use one when the communicator spans nodes or NUMA domains */
+    int node_algorithm;           /* tree between node leaders (AUTO: binomial) */
+    int numa_algorithm;           /* tree between the NUMA-domain leaders of a node (AUTO: flat) */
     size_t topology_segment_size; /* segment size of multi-level trees (0: one segment) */
-    size_t node_segment_size;  /* messages between node leaders (0: topology_segment_size) */
-    size_t numa_segment_size;  /* messages between NUMA-domain leaders (0: topology_segment_size) */
+    size_t node_segment_size;     /* messages between node leaders (0: topology_segment_size) */
+    size_t numa_segment_size;     /* messages between NUMA-domain leaders (0: topology_segment_size) */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;
@@ -80,8 +80,7 @@ typedef int (*adapt2_combine_fn)(void *ctx, const void *in, void *inout, size_t 
 /* Optional (NULL: not used): out = in1 (op) in2 into a third buffer, Open
  * MPI's ompi_3buff_op_reduce; the engine uses it only where operand order
  * does not matter (commutative ops, arrival order). */
-typedef int (*adapt2_combine3_fn)(void *ctx, const void *in1, const void *in2, void *out,
-                                  size_t units);
+typedef int (*adapt2_combine3_fn)(void *ctx, const void *in1, const void *in2, void *out, size_t units);
 typedef struct adapt2_reduction {
     size_t unit_bytes;
     int commutative;
@@ -95,60 +94,79 @@ typedef struct adapt2_reduction {
 /* The ops and element types of the GPU reduction kernels (engine/device/
  * device_ops.h numbers them from 0 in this order). */
 typedef enum adapt2_device_op {
-    ADAPT2_DEVICE_OP_NONE = 0, ADAPT2_DEVICE_OP_SUM, ADAPT2_DEVICE_OP_PROD, ADAPT2_DEVICE_OP_MAX,
-    ADAPT2_DEVICE_OP_MIN, ADAPT2_DEVICE_OP_LAND, ADAPT2_DEVICE_OP_LOR, ADAPT2_DEVICE_OP_LXOR,
-    ADAPT2_DEVICE_OP_BAND, ADAPT2_DEVICE_OP_BOR, ADAPT2_DEVICE_OP_BXOR, ADAPT2_DEVICE_OP_MINLOC,
+    ADAPT2_DEVICE_OP_NONE = 0,
+    ADAPT2_DEVICE_OP_SUM,
+    ADAPT2_DEVICE_OP_PROD,
+    ADAPT2_DEVICE_OP_MAX,
+    ADAPT2_DEVICE_OP_MIN,
+    ADAPT2_DEVICE_OP_LAND,
+    ADAPT2_DEVICE_OP_LOR,
+    ADAPT2_DEVICE_OP_LXOR,
+    ADAPT2_DEVICE_OP_BAND,
+    ADAPT2_DEVICE_OP_BOR,
+    ADAPT2_DEVICE_OP_BXOR,
+    ADAPT2_DEVICE_OP_MINLOC,
     ADAPT2_DEVICE_OP_MAXLOC
 } adapt2_device_op_t;
 typedef enum adapt2_device_type {
-    ADAPT2_DEVICE_TYPE_NONE = 0, ADAPT2_DEVICE_TYPE_INT8, ADAPT2_DEVICE_TYPE_UINT8,
-    ADAPT2_DEVICE_TYPE_INT16, ADAPT2_DEVICE_TYPE_UINT16, ADAPT2_DEVICE_TYPE_INT32,
-    ADAPT2_DEVICE_TYPE_UINT32, ADAPT2_DEVICE_TYPE_INT64, ADAPT2_DEVICE_TYPE_UINT64,
-    ADAPT2_DEVICE_TYPE_FLOAT32, ADAPT2_DEVICE_TYPE_FLOAT64, ADAPT2_DEVICE_TYPE_FLOAT_INT,
-    ADAPT2_DEVICE_TYPE_DOUBLE_INT, ADAPT2_DEVICE_TYPE_LONG_INT, ADAPT2_DEVICE_TYPE_INT_INT,
+    ADAPT2_DEVICE_TYPE_NONE = 0,
+    ADAPT2_DEVICE_TYPE_INT8,
+    ADAPT2_DEVICE_TYPE_UINT8,
+    ADAPT2_DEVICE_TYPE_INT16,
+    ADAPT2_DEVICE_TYPE_UINT16,
+    ADAPT2_DEVICE_TYPE_INT32,
+    ADAPT2_DEVICE_TYPE_UINT32,
+    ADAPT2_DEVICE_TYPE_INT64,
+    ADAPT2_DEVICE_TYPE_UINT64,
+    ADAPT2_DEVICE_TYPE_FLOAT32,
+    ADAPT2_DEVICE_TYPE_FLOAT64,
+    ADAPT2_DEVICE_TYPE_FLOAT_INT,
+    ADAPT2_DEVICE_TYPE_DOUBLE_INT,
+    ADAPT2_DEVICE_TYPE_LONG_INT,
+    ADAPT2_DEVICE_TYPE_INT_INT,
     ADAPT2_DEVICE_TYPE_SHORT_INT
 } adapt2_device_type_t;
 
 typedef struct adapt2_reduce_settings {
     adapt2_tree_settings_t tree;
-    int reproducible;  /* combine in a fixed order whatever the arrival order */
+    int reproducible; /* combine in a fixed order whatever the arrival order */
 } adapt2_reduce_settings_t;
 
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_AUTO = 0,
-    ADAPT2_ALLREDUCE_TREE,  /* reduce up a tree fused with a broadcast down it */
-    ADAPT2_ALLREDUCE_RING,  /* reduce-scatter then allgather around a ring */
+    ADAPT2_ALLREDUCE_TREE,        /* reduce up a tree fused with a broadcast down it */
+    ADAPT2_ALLREDUCE_RING,        /* reduce-scatter then allgather around a ring */
     ADAPT2_ALLREDUCE_RECDOUBLING, /* log2(p) exchanges of the whole buffer */
 } adapt2_allreduce_algorithm_t;
 
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_allgather_algorithm {
     ADAPT2_ALLGATHER_AUTO = 0,
-    ADAPT2_ALLGATHER_RING,   /* p - 1 steps around a ring, pipelined by segments */
-    ADAPT2_ALLGATHER_BRUCK,  /* ceil(log2 p) exchanges of doubling runs of blocks */
+    ADAPT2_ALLGATHER_RING,        /* p - 1 steps around a ring, pipelined by segments */
+    ADAPT2_ALLGATHER_BRUCK,       /* ceil(log2 p) exchanges of doubling runs of blocks */
     ADAPT2_ALLGATHER_MULTI_LEVEL, /* blocks to node leaders, bundles around their ring, then down */
 } adapt2_allgather_algorithm_t;
 
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_reduce_scatter_algorithm {
     ADAPT2_REDUCE_SCATTER_AUTO = 0,
-    ADAPT2_REDUCE_SCATTER_RING,     /* p - 1 steps around a ring, pipelined by segments */
-    ADAPT2_REDUCE_SCATTER_HALVING,  /* ceil(log2 p) exchanges, in rank order (any op) */
+    ADAPT2_REDUCE_SCATTER_RING,    /* p - 1 steps around a ring, pipelined by segments */
+    ADAPT2_REDUCE_SCATTER_HALVING, /* ceil(log2 p) exchanges, in rank order (any op) */
 } adapt2_reduce_scatter_algorithm_t;
 
 typedef struct adapt2_allreduce_settings {
     adapt2_tree_settings_t tree;
-    int algorithm;          /* the call's collective's: an adapt2_allreduce_algorithm_t,
-                               adapt2_allgather_algorithm_t or adapt2_reduce_scatter_algorithm_t */
-    size_t ring_min_bytes;  /* allreduce auto: the ring for messages in [min, max) bytes */
+    int algorithm;         /* the call's collective's: an adapt2_allreduce_algorithm_t,
+                              adapt2_allgather_algorithm_t or adapt2_reduce_scatter_algorithm_t */
+    size_t ring_min_bytes; /* allreduce auto: the ring for messages in [min, max) bytes */
     size_t ring_max_bytes;
     size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size ... */
     int recdoubling_max_ranks;    /* ... on power-of-two communicators up to this size */
-    size_t bruck_max_bytes; /* allgather auto: Bruck while all p blocks are below this size */
+    size_t bruck_max_bytes;       /* allgather auto: Bruck while all p blocks are below this size */
     size_t multi_level_max_bytes; /* allgather auto across nodes: multi-level below this size */
     size_t pipeline_min_bytes;    /* multi-level allgather: bundles go down as they land from this size */
-    size_t halving_max_bytes; /* reduce_scatter_block auto: recursive halving for blocks below this */
+    size_t halving_max_bytes;     /* reduce_scatter_block auto: recursive halving for blocks below this */
     int reproducible;
 } adapt2_allreduce_settings_t;
 
@@ -208,13 +226,13 @@ typedef struct adapt2_transport_ops {
 typedef struct adapt2_comm_settings {
     int rank;
     int size;
-    uint32_t comm_id;          /* names the communicator in traces */
-    size_t pool_max_bytes;     /* cap on staging buffers */
-    size_t detach_max_bytes;   /* cap on the copies of detached calls (0: never detach) */
-    int schedule_cache;        /* finished call schedules kept for reuse */
-    void (*progress)(void);    /* advances the transports (waiting for detach room) */
-    const int *node;           /* per rank: its node (equal = same node), or NULL: unknown */
-    const int *numa;           /* per rank: its NUMA domain within its node, or NULL */
+    uint32_t comm_id;        /* names the communicator in traces */
+    size_t pool_max_bytes;   /* cap on staging buffers */
+    size_t detach_max_bytes; /* cap on the copies of detached calls (0: never detach) */
+    int schedule_cache;      /* finished call schedules kept for reuse */
+    void (*progress)(void);  /* advances the transports (waiting for detach room) */
+    const int *node;         /* per rank: its node (equal = same node), or NULL: unknown */
+    const int *numa;         /* per rank: its NUMA domain within its node, or NULL */
     /* Reserves `count` consecutive tags for one call and returns the first
      * (they count down): Open MPI's per-communicator collective tags, which
      * every component's non-blocking calls share. */
@@ -246,8 +264,8 @@ void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm);
 /* What the engine knows of a communicator's layout, and how often this rank
  * crossed its slow links. */
 typedef struct adapt2_comm_shape {
-    int nodes;        /* nodes its ranks are on (1 when unknown) */
-    int multi_level;  /* more than one node, or a node with several NUMA domains */
+    int nodes;                   /* nodes its ranks are on (1 when unknown) */
+    int multi_level;             /* more than one node, or a node with several NUMA domains */
     uint64_t internode_segments; /* segments this rank sent to other nodes */
     uint64_t internode_bytes;
 } adapt2_comm_shape_t;
@@ -263,8 +281,7 @@ typedef struct adapt2_device_settings {
 
 /* Sets the limits and asks the device backend (the CUDA driver, loaded at
  * run time) whether a device can be used: 1 yes, 0 no (`reason` says why). */
-int mca_coll_adapt2_engine_device_start(const adapt2_device_settings_t *settings, char *reason,
-                                        size_t reason_len);
+int mca_coll_adapt2_engine_device_start(const adapt2_device_settings_t *settings, char *reason, size_t reason_len);
 /* Where p points: 0 host, 1 device, 2 managed (host when no device). */
 int mca_coll_adapt2_engine_memory_type(const void *p);
 /* Polls every communicator's device queue; returns the operations finished. */
@@ -298,26 +315,26 @@ typedef adapt2_allreduce_settings_t adapt2_call_settings_t;
  * op: the facts the engine's plan_call (engine/plan_call.h) decides from.
  * Each is the same on every rank of a call, so every rank plans alike. */
 typedef struct adapt2_call_facts {
-    int blocking;        /* MPI_Bcast, not MPI_Ibcast */
-    int user_op;         /* a user-defined op (MPI_Op_create) */
-    int device_support;  /* GPU buffers are looked for in this process */
-    int previous;        /* the user set the collective's algorithm to `previous` */
+    int blocking;       /* MPI_Bcast, not MPI_Ibcast */
+    int user_op;        /* a user-defined op (MPI_Op_create) */
+    int device_support; /* GPU buffers are looked for in this process */
+    int previous;       /* the user set the collective's algorithm to `previous` */
 } adapt2_call_facts_t;
 
 typedef struct adapt2_call {
-    int collective;                  /* an adapt2_collective_t */
+    int collective; /* an adapt2_collective_t */
     adapt2_call_facts_t facts;
     adapt2_buffer_t send;
     adapt2_buffer_t recv;
     int in_place;
-    int root;                        /* bcast, reduce */
-    adapt2_reduction_t reduction;    /* reductions */
+    int root;                     /* bcast, reduce */
+    adapt2_reduction_t reduction; /* reductions */
     adapt2_call_settings_t settings;
-    adapt2_done_fn done;             /* see "How the engine reports a collective" */
+    adapt2_done_fn done; /* see "How the engine reports a collective" */
     adapt2_done_fn finished;
     void *ctx;
-    void **grace;                    /* receives the call's grace period or NULL (see
-                                        above) where the plan gives it one; NULL: none wanted */
+    void **grace; /* receives the call's grace period or NULL (see
+                     above) where the plan gives it one; NULL: none wanted */
 } adapt2_call_t;
 /* Plans the call (engine/plan_call.h), reserves its tags on the communicator
  * (adapt2_comm_settings_t's reserve_tags) and starts it: 0, with `done`
@@ -349,10 +366,10 @@ typedef enum adapt2_counter {
     ADAPT2_COUNTER_BYTES_SENT,
     ADAPT2_COUNTER_FALLBACKS,
     ADAPT2_COUNTER_POOL_OVERDRAFTS,
-    ADAPT2_COUNTER_DETACHED_CALLS,   /* calls that completed before their work was over */
-    ADAPT2_COUNTER_DETACH_BYTES,     /* bytes copied so that calls could detach */
-    ADAPT2_COUNTER_DETACH_REFUSED,   /* calls that could have detached but found the cap reached */
-    ADAPT2_COUNTER_DETACH_WAITS,     /* blocking calls that waited for room under the cap */
+    ADAPT2_COUNTER_DETACHED_CALLS,     /* calls that completed before their work was over */
+    ADAPT2_COUNTER_DETACH_BYTES,       /* bytes copied so that calls could detach */
+    ADAPT2_COUNTER_DETACH_REFUSED,     /* calls that could have detached but found the cap reached */
+    ADAPT2_COUNTER_DETACH_WAITS,       /* blocking calls that waited for room under the cap */
     ADAPT2_COUNTER_INTERNODE_SEGMENTS, /* segments sent to a rank on another node */
     ADAPT2_COUNTER_INTERNODE_BYTES,    /* their bytes */
     ADAPT2_COUNTER_DEVICE_BYTES,       /* bytes copied between GPU buffers and staging buffers */
@@ -378,16 +395,16 @@ typedef struct adapt2_direct_step {
 } adapt2_direct_step_t;
 typedef struct adapt2_direct_route {
     /* bcast and reduce: the plan's tree (reduce: data flows up it) */
-    int parent;          /* this rank's parent in the tree, -1 at the root */
-    int children;        /* how many: child[0 .. children) in serving order */
-    int *child;          /* the caller's array, room for the communicator's size */
+    int parent;   /* this rank's parent in the tree, -1 at the root */
+    int children; /* how many: child[0 .. children) in serving order */
+    int *child;   /* the caller's array, room for the communicator's size */
     /* allreduce: this rank's exchanges, in order */
     int steps;
     adapt2_direct_step_t step[ADAPT2_DIRECT_MAX_STEPS];
     /* every collective: the messages this rank sends, and of them to other
      * nodes (the counters) */
     int sends, remote_sends;
-    char plan[192];      /* the plan and the rule that chose it, or why not direct */
+    char plan[192]; /* the plan and the rule that chose it, or why not direct */
 } adapt2_direct_route_t;
 /* 1 with *route filled when the call (described by its facts, settings,
  * root, recv.bytes and reduction.commutative; no buffer needed) runs on the

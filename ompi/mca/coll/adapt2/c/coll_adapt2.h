@@ -40,11 +40,11 @@ typedef struct mca_coll_adapt2_param_values_t {
 
 typedef struct mca_coll_adapt2_component_t {
     mca_coll_base_component_2_0_0_t super;
-    int output;          /* opal_output stream for verbose messages */
+    int output;                /* opal_output stream for verbose messages */
     opal_free_list_t requests; /* mca_coll_adapt2_request_t, reused: no allocation per call */
-    bool thread_multiple; /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
-                             later overwrites Open MPI's own flag) */
-    char trace_prefix[4096]; /* copied when tracing starts: the variable may be gone at close */
+    bool thread_multiple;      /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
+                                  later overwrites Open MPI's own flag) */
+    char trace_prefix[4096];   /* copied when tracing starts: the variable may be gone at close */
     mca_coll_adapt2_param_values_t values;
 } mca_coll_adapt2_component_t;
 
@@ -53,10 +53,10 @@ OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_componen
 /* What the module falls back to: the function and module that were installed
  * on the communicator before adapt2 was enabled. */
 typedef struct mca_coll_adapt2_fallback_t {
-#define ADAPT2_COLLECTIVE(name, NAME)                    \
-    mca_coll_base_module_##name##_fn_t name;             \
-    mca_coll_base_module_t *name##_module;               \
-    mca_coll_base_module_i##name##_fn_t i##name;         \
+#define ADAPT2_COLLECTIVE(name, NAME)            \
+    mca_coll_base_module_##name##_fn_t name;     \
+    mca_coll_base_module_t *name##_module;       \
+    mca_coll_base_module_i##name##_fn_t i##name; \
     mca_coll_base_module_t *i##name##_module;
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
@@ -66,14 +66,14 @@ typedef enum { ADAPT2_TRANSPORT_PML = 0, ADAPT2_TRANSPORT_UCX = 1 } mca_coll_ada
 
 typedef struct mca_coll_adapt2_module_t {
     mca_coll_base_module_t super;
-    adapt2_engine_comm_t *engine; /* created by the first collective (lazily: UCX connects) */
-    int transport;                /* an mca_coll_adapt2_transport_t, fixed at enable */
-    void *transport_ctx;          /* the UCX transport's per-communicator state */
-    volatile int32_t calls;       /* requests of this communicator not destroyed yet */
-    bool is_world;       /* MPI_COMM_WORLD's: its end (in MPI_Finalize) writes the trace */
-    bool multi_level;    /* the engine knows the ranks span nodes or NUMA domains */
-    uint32_t cid;        /* the communicator's context id (set with the engine) */
-    bool rules_check_posted; /* the ranks' decision tables are being or were compared */
+    adapt2_engine_comm_t *engine;         /* created by the first collective (lazily: UCX connects) */
+    int transport;                        /* an mca_coll_adapt2_transport_t, fixed at enable */
+    void *transport_ctx;                  /* the UCX transport's per-communicator state */
+    volatile int32_t calls;               /* requests of this communicator not destroyed yet */
+    bool is_world;                        /* MPI_COMM_WORLD's: its end (in MPI_Finalize) writes the trace */
+    bool multi_level;                     /* the engine knows the ranks span nodes or NUMA domains */
+    uint32_t cid;                         /* the communicator's context id (set with the engine) */
+    bool rules_check_posted;              /* the ranks' decision tables are being or were compared */
     volatile int32_t rules_check_pending; /* ... and the comparison is in flight */
 #define ADAPT2_DIRECT_SLOTS 3
     struct mca_coll_adapt2_direct_t *direct[ADAPT2_DIRECT_SLOTS]; /* the direct path's last routes: bcast,
@@ -97,16 +97,16 @@ typedef struct mca_coll_adapt2_user_buffer_t {
  * request: MPI_Ibcast & co. store the datatypes they retain in its fields. */
 typedef struct mca_coll_adapt2_request_t {
     ompi_coll_base_nbc_request_t nbc;
-    ompi_communicator_t *comm;       /* retained until destroyed */
+    ompi_communicator_t *comm; /* retained until destroyed */
     mca_coll_adapt2_module_t *module;
     mca_coll_adapt2_user_buffer_t bufs[2]; /* the call's user buffers (send, receive) */
-    ompi_op_t *op;                   /* reductions: the op ... */
-    ompi_datatype_t *unit_type;      /* ... and the datatype it combines (both retained) */
-    ptrdiff_t unit_true_lb;          /* where a unit's data starts from its MPI address */
-    volatile int32_t state;          /* see coll_adapt2_request.c */
-    int done_status, finished_status; /* the engine's reports, kept for deferral */
-    volatile int32_t deferred;       /* ADAPT2_DEFER_* events waiting, see _progress.c */
-    void *grace;                     /* blocking call's grace period (engine handle) or NULL */
+    ompi_op_t *op;                         /* reductions: the op ... */
+    ompi_datatype_t *unit_type;            /* ... and the datatype it combines (both retained) */
+    ptrdiff_t unit_true_lb;                /* where a unit's data starts from its MPI address */
+    volatile int32_t state;                /* see coll_adapt2_request.c */
+    int done_status, finished_status;      /* the engine's reports, kept for deferral */
+    volatile int32_t deferred;             /* ADAPT2_DEFER_* events waiting, see _progress.c */
+    void *grace;                           /* blocking call's grace period (engine handle) or NULL */
     struct mca_coll_adapt2_request_t *next_deferred;
 } mca_coll_adapt2_request_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
@@ -114,16 +114,15 @@ OBJ_CLASS_DECLARATION(mca_coll_adapt2_request_t);
 /* adapt2's functions for each collective of collectives.def, with the types
  * Open MPI's module expects: mca_coll_adapt2_<name> and mca_coll_adapt2_i<name>
  * (coll_adapt2_<file>.c; the compiler checks each definition against these). */
-#define ADAPT2_COLLECTIVE(name, NAME)                                                    \
-    extern __typeof__(*(mca_coll_base_module_##name##_fn_t) 0) mca_coll_adapt2_##name;   \
+#define ADAPT2_COLLECTIVE(name, NAME)                                                  \
+    extern __typeof__(*(mca_coll_base_module_##name##_fn_t) 0) mca_coll_adapt2_##name; \
     extern __typeof__(*(mca_coll_base_module_i##name##_fn_t) 0) mca_coll_adapt2_i##name;
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
 
 /* where the ranks are (coll_adapt2_topology.c) */
 bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa);
-void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s,
-                                       const mca_coll_adapt2_module_t *module);
+void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll_adapt2_module_t *module);
 
 /* component / module */
 int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads);
@@ -157,8 +156,7 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_pa
 bool mca_coll_adapt2_use_previous(const char *algorithm);
 /* The facts of a call that the engine's plan_call decides from (the call's
  * algorithm parameter's value, for `previous`). */
-void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
-                                bool user_op);
+void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking, bool user_op);
 /* rules check (coll_adapt2_rules_check.c): every rank's first adapt2 call
  * on a communicator posts the comparison of the ranks' decision tables;
  * poll tests the posted ones (only `module`'s, unless NULL) and reports
@@ -166,16 +164,14 @@ void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorith
 void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm);
 void mca_coll_adapt2_rules_check_poll(const mca_coll_adapt2_module_t *module);
 int mca_coll_adapt2_rules_checks_in_flight(void);
-int mca_coll_adapt2_rules_check_progress(void);  /* an opal_progress callback */
-void mca_coll_adapt2_rules_check_close(void);     /* at component close */
+int mca_coll_adapt2_rules_check_progress(void); /* an opal_progress callback */
+void mca_coll_adapt2_rules_check_close(void);   /* at component close */
 /* Reads coll_adapt2_rules' file into the engine, once per process (a bad
  * file is reported by name, line and reason, and the built-in rules stay). */
 void mca_coll_adapt2_load_rules(void);
 /* Reports an invalid value once per parameter and value. */
-void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
-                                    const char *why);
-void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,
-                                   const char *why);
+void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used, const char *why);
+void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what, const char *why);
 int mca_coll_adapt2_register_pvars(void);
 
 /* GPU buffers (coll_adapt2_device.c) */
@@ -190,43 +186,41 @@ int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const ch
  * two reports (adapt2_bridge.h) */
 int mca_coll_adapt2_requests_open(void);
 void mca_coll_adapt2_requests_close(void);
-mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm,
-                                                       mca_coll_adapt2_module_t *module);
+mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm, mca_coll_adapt2_module_t *module);
 void mca_coll_adapt2_request_done(void *request, int status);
 void mca_coll_adapt2_request_finished(void *request, int status);
 void mca_coll_adapt2_request_discard(mca_coll_adapt2_request_t *req);
 /* A call failed on this rank after its peers may have entered it: they would
  * wait for this rank forever, so say which rank, which call and why, and
  * abort the job. `call` names the call (e.g. "MPI_Bcast"). */
-void mca_coll_adapt2_call_failed(struct ompi_communicator_t *comm, const char *call, int rc,
-                                 const char *why);
+void mca_coll_adapt2_call_failed(struct ompi_communicator_t *comm, const char *call, int rc, const char *why);
 /* True (with `why`) when the engine's plan hands the call to the previous
  * component whatever its buffers are (engine: hand_on_rule): asked with the
  * call's settings and facts and its whole message size, before a request or
  * any buffer description is built, so that handing on costs almost nothing. */
-bool mca_coll_adapt2_hands_on_early(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                                    adapt2_call_t *call, size_t message_bytes, const char **why);
+bool mca_coll_adapt2_hands_on_early(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, adapt2_call_t *call,
+                                    size_t message_bytes, const char **why);
 /* Bytes of `count` elements of `type` (its size: the packed data). */
 size_t mca_coll_adapt2_packed_bytes(ompi_datatype_t *type, size_t count);
 /* Starts a described call on the module's engine, reporting to `req`; on
  * failure (nothing started) `why` says why and the caller discards req. */
-int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
-                               adapt2_call_t *call, const char **why);
+int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req, adapt2_call_t *call,
+                               const char **why);
 /* The end of every collective's entry point, after it tried to start
  * adapt2's call (`rc`, `req`, `why`): OMPI_ERR_NOT_SUPPORTED sets *fall_back
  * (noted, with why: the caller runs the previous component); another error
  * names the rank, the call (MPI_<Name> of `name`, e.g. "ibcast") and why, and
  * aborts; else a blocking call (`request` NULL) is waited for, a
  * non-blocking one handed out. Returns the MPI result. */
-int mca_coll_adapt2_complete_start(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                                   const char *name, int rc, mca_coll_adapt2_request_t *req,
-                                   const char *why, ompi_request_t **request, bool *fall_back);
-#define ADAPT2_COMPLETE_OR_FALL_BACK(module, comm, name, rc, req, why, request, fallback)              \
-    do {                                                                                         \
-        bool fall_back_;                                                                         \
-        int result_ = mca_coll_adapt2_complete_start((module), (comm), (name), (rc), (req), (why),   \
-                                                     (request), &fall_back_);                    \
-        return fall_back_ ? (fallback) : result_;                                                \
+int mca_coll_adapt2_complete_start(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, const char *name,
+                                   int rc, mca_coll_adapt2_request_t *req, const char *why, ompi_request_t **request,
+                                   bool *fall_back);
+#define ADAPT2_COMPLETE_OR_FALL_BACK(module, comm, name, rc, req, why, request, fallback)                         \
+    do {                                                                                                          \
+        bool fall_back_;                                                                                          \
+        int result_ =                                                                                             \
+            mca_coll_adapt2_complete_start((module), (comm), (name), (rc), (req), (why), (request), &fall_back_); \
+        return fall_back_ ? (fallback) : result_;                                                                 \
     } while (0)
 /* Why the engine refused to start a call that returned `rc`. */
 const char *mca_coll_adapt2_start_failure(int rc);
@@ -238,8 +232,7 @@ void mca_coll_adapt2_request_nudge(mca_coll_adapt2_request_t *req);
 /* life cycle (coll_adapt2_lifecycle.c): the engine of a communicator,
  * created by its first collective; draining at MPI_Comm_free/disconnect and
  * MPI_Finalize. Returns the engine or NULL (error reported). */
-adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module,
-                                                    ompi_communicator_t *comm);
+adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm);
 void mca_coll_adapt2_call_started(mca_coll_adapt2_module_t *module);
 void mca_coll_adapt2_call_ended(mca_coll_adapt2_module_t *module);
 int mca_coll_adapt2_transport_from_name(const char *name);
@@ -263,8 +256,8 @@ void mca_coll_adapt2_describe_bcast(adapt2_call_t *call, mca_coll_adapt2_module_
  * point-to-point on the plan's tree. True when it ran (*rc: the MPI result);
  * false: the caller runs the engine's path. (The allreduce's:
  * coll_adapt2_direct.h.) */
-bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root,
-                                  ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, int *rc);
+bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root, ompi_communicator_t *comm,
+                                  mca_coll_adapt2_module_t *module, int *rc);
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module);
 
 /* PML transport (coll_adapt2_pml.c) */
@@ -279,14 +272,11 @@ int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, int which, v
 void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req);
 
 /* helpers of every reduction (coll_adapt2_reduce.c) */
-ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
-                                              const char **why);
+ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count, const char **why);
 int mca_coll_adapt2_describe_operand(mca_coll_adapt2_request_t *req, int which, const void *buf, int count,
                                      ompi_datatype_t *dtype, adapt2_buffer_t *out);
-void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op,
-                                     ompi_datatype_t *unit);
+void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op, ompi_datatype_t *unit);
 void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reduction_t *red);
-
 
 #define ADAPT2_VERBOSE(level, ...) \
     opal_output_verbose((level), mca_coll_adapt2_component.output, "coll:adapt2: " __VA_ARGS__)

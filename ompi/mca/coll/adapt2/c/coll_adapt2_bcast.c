@@ -11,8 +11,7 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
-void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what,
-                                   const char *why)
+void mca_coll_adapt2_note_fallback(struct ompi_communicator_t *comm, const char *what, const char *why)
 {
     mca_coll_adapt2_engine_count(ADAPT2_COUNTER_FALLBACKS, 1);
     ADAPT2_VERBOSE(20, "(%s) %s handed to the previous component: %s", comm->c_name, what, why);
@@ -32,8 +31,8 @@ void mca_coll_adapt2_describe_bcast(adapt2_call_t *call, mca_coll_adapt2_module_
  * started, `why` set) for data it cannot stage, or another error (`why`
  * says which). */
 static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
-                       struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
-                       bool blocking, mca_coll_adapt2_request_t **out, const char **why)
+                       struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, bool blocking,
+                       mca_coll_adapt2_request_t **out, const char **why)
 {
     adapt2_call_t call;
     int rc;
@@ -58,8 +57,8 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
         rc = mca_coll_adapt2_device_mark(buff, &call.recv, why);
     }
     if (OMPI_SUCCESS == rc) {
-        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s%s", comm->c_name,
-                       call.recv.bytes, root, mca_coll_adapt2_engine_algorithm_name(call.settings.tree.algorithm),
+        ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s%s", comm->c_name, call.recv.bytes, root,
+                       mca_coll_adapt2_engine_algorithm_name(call.settings.tree.algorithm),
                        call.recv.on_device ? ", GPU buffer" : "");
         call.grace = &req->grace;
         rc = mca_coll_adapt2_start_call(module, req, &call, why);
@@ -73,16 +72,15 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
 }
 
 int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *base)
+                           struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
     int rc = start_bcast(buff, count, datatype, root, comm, m, false, &req, &why);
-    ADAPT2_COMPLETE_OR_FALL_BACK(m, comm, "ibcast", rc, req, why, request,
-                                 m->previous.ibcast(buff, count, datatype, root, comm, request,
-                                                    m->previous.ibcast_module));
+    ADAPT2_COMPLETE_OR_FALL_BACK(
+        m, comm, "ibcast", rc, req, why, request,
+        m->previous.ibcast(buff, count, datatype, root, comm, request, m->previous.ibcast_module));
 }
 
 int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,

@@ -13,25 +13,26 @@ static int adapt2_open(void);
 static int adapt2_close(void);
 
 mca_coll_adapt2_component_t mca_coll_adapt2_component = {
-    .super = {
-        .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
-            .mca_component_name = "adapt2",
-            MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
-            .mca_open_component = adapt2_open,
-            .mca_close_component = adapt2_close,
-            .mca_register_component_params = adapt2_register,
+    .super =
+        {
+            .collm_version =
+                {
+                    MCA_COLL_BASE_VERSION_2_0_0,
+                    .mca_component_name = "adapt2",
+                    MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+                    .mca_open_component = adapt2_open,
+                    .mca_close_component = adapt2_close,
+                    .mca_register_component_params = adapt2_register,
+                },
+            .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+            .collm_init_query = mca_coll_adapt2_init_query,
+            .collm_comm_query = mca_coll_adapt2_comm_query,
         },
-        .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
-        .collm_init_query = mca_coll_adapt2_init_query,
-        .collm_comm_query = mca_coll_adapt2_comm_query,
-    },
     .output = -1,
 };
 
 static int adapt2_register(void)
 {
-
     int rc = mca_coll_adapt2_register_params();
     if (rc < 0) {
         return rc;

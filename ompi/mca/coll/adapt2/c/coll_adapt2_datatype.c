@@ -16,8 +16,8 @@ static opal_convertor_t *pack_convertor(mca_coll_adapt2_user_buffer_t *b)
     if (!b->has_pack_conv) {
         OBJ_CONSTRUCT(&b->pack_conv, opal_convertor_t);
         b->has_pack_conv = true;
-        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &b->dtype->super, b->count,
-                                                 b->buf, 0, &b->pack_conv);
+        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &b->dtype->super, b->count, b->buf, 0,
+                                                 &b->pack_conv);
     }
     return &b->pack_conv;
 }
@@ -27,8 +27,8 @@ static opal_convertor_t *unpack_convertor(mca_coll_adapt2_user_buffer_t *b)
     if (!b->has_unpack_conv) {
         OBJ_CONSTRUCT(&b->unpack_conv, opal_convertor_t);
         b->has_unpack_conv = true;
-        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &b->dtype->super, b->count,
-                                                 b->buf, 0, &b->unpack_conv);
+        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &b->dtype->super, b->count, b->buf, 0,
+                                                 &b->unpack_conv);
     }
     return &b->unpack_conv;
 }
@@ -103,8 +103,7 @@ static size_t read_elements(mca_coll_adapt2_user_buffer_t *b, size_t start, char
     size_t into, got = 0;
     opal_convertor_t conv;
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &b->dtype->super, b->count,
-                                             b->buf, 0, &conv);
+    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &b->dtype->super, b->count, b->buf, 0, &conv);
     if (OMPI_SUCCESS == seek(&conv, start, &into) && 0 == into) {
         got = move_whole(&conv, bounce, ADAPT2_BOUNCE_BYTES, true);
     }
@@ -118,8 +117,7 @@ static size_t read_elements(mca_coll_adapt2_user_buffer_t *b, size_t start, char
  * of it; unpacking reads the element's current bytes from the user's buffer,
  * puts our part in and writes it back whole, so the part the other segment
  * brings (before or after us) is kept. */
-static int convert_range(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t len, char *flat,
-                         bool packing)
+static int convert_range(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t len, char *flat, bool packing)
 {
     char bounce[ADAPT2_BOUNCE_BYTES];
     opal_convertor_t *conv = packing ? pack_convertor(b) : unpack_convertor(b);

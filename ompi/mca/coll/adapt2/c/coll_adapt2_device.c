@@ -41,14 +41,14 @@ static void start_device(void)
     char reason[256] = "";
     device.active = mca_coll_adapt2_engine_device_start(&s, reason, sizeof reason);
     if (!device.active) {
-        ADAPT2_VERBOSE(10, "GPU buffers: no usable CUDA device (%s); every buffer is host memory",
-                       reason);
+        ADAPT2_VERBOSE(10, "GPU buffers: no usable CUDA device (%s); every buffer is host memory", reason);
         return;
     }
     opal_progress_register(progress_devices);
     device.progress_registered = true;
-    ADAPT2_VERBOSE(1, "GPU buffers: %s; device buffers are staged through pinned host memory "
-                      "(%d streams, %zu bytes of pinned buffers per communicator)",
+    ADAPT2_VERBOSE(1,
+                   "GPU buffers: %s; device buffers are staged through pinned host memory "
+                   "(%d streams, %zu bytes of pinned buffers per communicator)",
                    s.mock ? "mock device (coll_adapt2_device_mock=1)" : "CUDA device found", s.streams,
                    s.pinned_max_bytes);
 }
@@ -77,8 +77,9 @@ int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const ch
         return OMPI_SUCCESS;
     }
     if (NULL == buf->contig) {
-        *why = "a non-contiguous datatype while GPU support is on (adapt2 stages contiguous device "
-               "data only, and every rank must take the same path)";
+        *why =
+            "a non-contiguous datatype while GPU support is on (adapt2 stages contiguous device "
+            "data only, and every rank must take the same path)";
         return OMPI_ERR_NOT_SUPPORTED;
     }
     buf->on_device = 0 != mca_coll_adapt2_engine_memory_type(buf->contig);

@@ -89,16 +89,16 @@ static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, 
 static bool route_current(const mca_coll_adapt2_direct_t *d, const mca_coll_adapt2_direct_key_t *key)
 {
     /* (whether GPU support is on is decided once, before the first plan) */
-    return d->key.root == key->root && d->key.bytes == key->bytes &&
-           d->key.commutative == key->commutative && d->key.user_op == key->user_op &&
+    return d->key.root == key->root && d->key.bytes == key->bytes && d->key.commutative == key->commutative &&
+           d->key.user_op == key->user_op &&
            0 == memcmp(&d->values, &mca_coll_adapt2_component.values, sizeof d->values);
 }
 
 /* Plans the route of the call `key` and `describe` say (the engine decides
  * whether it goes direct). NULL when it cannot be planned (out of memory):
  * the engine's path runs and reports. */
-static mca_coll_adapt2_direct_t *plan_route(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                                            int collective, const mca_coll_adapt2_direct_key_t *key,
+static mca_coll_adapt2_direct_t *plan_route(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, int collective,
+                                            const mca_coll_adapt2_direct_key_t *key,
                                             mca_coll_adapt2_direct_describe_fn describe, const void *ctx)
 {
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
@@ -125,9 +125,11 @@ char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, 
         if (NULL == grown) {
             *rc = OMPI_ERR_OUT_OF_RESOURCE;
             char why[160];
-            snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes on the direct path: no memory for %zu bytes "
-                     "of scratch", ompi_comm_rank(comm), ompi_comm_size(comm), kDirect[slot_of(d->collective)].name,
-                     d->key.bytes, bytes);
+            snprintf(why, sizeof why,
+                     "rank %d of %d, %s of %zu bytes on the direct path: no memory for %zu bytes "
+                     "of scratch",
+                     ompi_comm_rank(comm), ompi_comm_size(comm), kDirect[slot_of(d->collective)].name, d->key.bytes,
+                     bytes);
             mca_coll_adapt2_call_failed(comm, kDirect[slot_of(d->collective)].call, *rc, why);
             return NULL;
         }
@@ -145,11 +147,9 @@ static bool direct_path_on(void)
     return 1 == value || (0 != value && 1 == ADAPT2_INT(direct_path));
 }
 
-mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module,
-                                                       ompi_communicator_t *comm, int collective,
-                                                       const mca_coll_adapt2_direct_key_t *key,
-                                                       mca_coll_adapt2_direct_describe_fn describe,
-                                                       const void *ctx)
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                                       int collective, const mca_coll_adapt2_direct_key_t *key,
+                                                       mca_coll_adapt2_direct_describe_fn describe, const void *ctx)
 {
     if (!direct_path_on() || ADAPT2_TRANSPORT_PML != module->transport) {
         return NULL;
@@ -183,18 +183,17 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adap
         snprintf(root, sizeof root, " (root %d)", d->key.root);
     }
     snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes%s on the direct path: %s rank %d failed with error %d",
-             ompi_comm_rank(comm), ompi_comm_size(comm), kDirect[slot_of(d->collective)].name, d->key.bytes, root,
-             what, peer, rc);
+             ompi_comm_rank(comm), ompi_comm_size(comm), kDirect[slot_of(d->collective)].name, d->key.bytes, root, what,
+             peer, rc);
     mca_coll_adapt2_call_failed(comm, kDirect[slot_of(d->collective)].call, rc, why);
     return rc;
 }
 
 /* ---- the reductions' data ------------------------------------------------ */
 
-mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module,
-                                                           ompi_communicator_t *comm, int collective, int root,
-                                                           int count, ompi_datatype_t *dtype, ompi_op_t *op,
-                                                           mca_coll_adapt2_direct_describe_fn describe,
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                                           int collective, int root, int count, ompi_datatype_t *dtype,
+                                                           ompi_op_t *op, mca_coll_adapt2_direct_describe_fn describe,
                                                            const void *ctx, mca_coll_adapt2_direct_data_t *data)
 {
     const char *why;
@@ -254,8 +253,8 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
     for (; posted < r->children; ++posted) {
         rc = mca_coll_adapt2_pml_inject_failure()
                  ? OMPI_ERR_UNREACH
-                 : MCA_PML_CALL(isend(buf, count, dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD,
-                                      comm, &d->sends[posted]));
+                 : MCA_PML_CALL(isend(buf, count, dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD, comm,
+                                      &d->sends[posted]));
         if (OMPI_SUCCESS != rc) {
             (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
             return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
@@ -263,7 +262,8 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
     }
     rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
-        return mca_coll_adapt2_direct_failed(comm, d, rc, "completing its sends to its children, the first being", r->child[0]);
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "completing its sends to its children, the first being",
+                                             r->child[0]);
     }
     return OMPI_SUCCESS;
 }
@@ -273,16 +273,16 @@ static void describe_bcast(const void *module, adapt2_call_t *call)
     mca_coll_adapt2_describe_bcast(call, (mca_coll_adapt2_module_t *) module, 0, true);
 }
 
-bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root,
-                                  ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, int *rc)
+bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatype, int root, ompi_communicator_t *comm,
+                                  mca_coll_adapt2_module_t *module, int *rc)
 {
     if (root < 0 || root >= ompi_comm_size(comm)) {
         return false;
     }
     const mca_coll_adapt2_direct_key_t key = {root, mca_coll_adapt2_packed_bytes(datatype, (size_t) count), false,
                                               false};
-    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_route(module, comm, ADAPT2_COLL_BCAST, &key, describe_bcast,
-                                                               module);
+    mca_coll_adapt2_direct_t *d =
+        mca_coll_adapt2_direct_route(module, comm, ADAPT2_COLL_BCAST, &key, describe_bcast, module);
     if (NULL == d) {
         return false;
     }

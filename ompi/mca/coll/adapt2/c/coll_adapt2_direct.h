@@ -22,7 +22,7 @@ typedef struct mca_coll_adapt2_direct_key_t {
 
 struct mca_coll_adapt2_direct_t {
     mca_coll_adapt2_param_values_t values; /* the parameters the route was planned with */
-    int collective;  /* an ADAPT2_COLL_* */
+    int collective;                        /* an ADAPT2_COLL_* */
     bool direct;
     mca_coll_adapt2_direct_key_t key;
     adapt2_direct_route_t route;
@@ -39,11 +39,9 @@ typedef void (*mca_coll_adapt2_direct_describe_fn)(const void *ctx, adapt2_call_
 /* The collective's direct state when its call runs on the direct path (the
  * path is on, the transport is the PML, the plan says so; the route is
  * planned on the first call of a key), NULL when the engine's path runs it. */
-mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module,
-                                                       ompi_communicator_t *comm, int collective,
-                                                       const mca_coll_adapt2_direct_key_t *key,
-                                                       mca_coll_adapt2_direct_describe_fn describe,
-                                                       const void *ctx);
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                                       int collective, const mca_coll_adapt2_direct_key_t *key,
+                                                       mca_coll_adapt2_direct_describe_fn describe, const void *ctx);
 
 /* Room for `bytes` of scratch (the partners' or children's data), kept with
  * the route and grown only when a larger size goes direct (at most a few
@@ -66,10 +64,9 @@ typedef struct mca_coll_adapt2_direct_data_t {
  * Whether it goes direct is decided alike on every rank (the plan, the
  * packed size, the op); how this rank holds its data is its own (ranks may
  * describe one call's data with different datatypes). */
-mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module,
-                                                           ompi_communicator_t *comm, int collective, int root,
-                                                           int count, ompi_datatype_t *dtype, ompi_op_t *op,
-                                                           mca_coll_adapt2_direct_describe_fn describe,
+mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                                           int collective, int root, int count, ompi_datatype_t *dtype,
+                                                           ompi_op_t *op, mca_coll_adapt2_direct_describe_fn describe,
                                                            const void *ctx, mca_coll_adapt2_direct_data_t *data);
 
 /* `count` of `dtype` at `own` into `dst` (an MPI address of data->units units). */
@@ -85,8 +82,8 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adap
 /* The allreduce's direct path (coll_adapt2_direct_allreduce.c): a blocking
  * allreduce that the engine plans as recursive doubling. True when it ran (*rc: the MPI result); false: the
  * caller runs the engine's path. `describe(ctx)` describes the call. */
-bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
-                                      ompi_op_t *op, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                      ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                                       mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc);
 
 /* The reduce's direct path (coll_adapt2_direct_reduce.c): a blocking reduce

@@ -55,15 +55,15 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
         ompi_request_t *reqs[2];
         int posted = 0, rc = OMPI_SUCCESS;
         if (x->recv) {
-            rc = MCA_PML_CALL(irecv(x->into_result ? o->acc : o->partner, u->units, u->unit, x->peer, tag, comm,
-                                    &reqs[posted]));
+            rc = MCA_PML_CALL(
+                irecv(x->into_result ? o->acc : o->partner, u->units, u->unit, x->peer, tag, comm, &reqs[posted]));
             posted += OMPI_SUCCESS == rc;
         }
         if (OMPI_SUCCESS == rc && x->send) {
             rc = mca_coll_adapt2_pml_inject_failure()
                      ? OMPI_ERR_UNREACH
-                     : MCA_PML_CALL(isend(o->acc, u->units, u->unit, x->peer, tag, MCA_PML_BASE_SEND_STANDARD,
-                                          comm, &reqs[posted]));
+                     : MCA_PML_CALL(isend(o->acc, u->units, u->unit, x->peer, tag, MCA_PML_BASE_SEND_STANDARD, comm,
+                                          &reqs[posted]));
             posted += OMPI_SUCCESS == rc;
         }
         if (OMPI_SUCCESS != rc) {
@@ -81,13 +81,13 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
     return OMPI_SUCCESS;
 }
 
-bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype,
-                                      ompi_op_t *op, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
+                                      ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                                       mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc)
 {
     mca_coll_adapt2_direct_data_t data;
-    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_ALLREDUCE, 0, count,
-                                                                   dtype, op, describe, ctx, &data);
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_ALLREDUCE, 0, count, dtype,
+                                                                   op, describe, ctx, &data);
     if (NULL == d) {
         return false;
     }

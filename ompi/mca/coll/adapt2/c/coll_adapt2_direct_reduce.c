@@ -32,15 +32,15 @@ static void *slot(const slots_t *s, int i)
 }
 
 /* Receives the children's data into slots 1.., combines it into `acc`. */
-static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_op_t *op, void *acc,
-                           const void *own, int count, ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
+static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_op_t *op, void *acc, const void *own,
+                           int count, ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
 {
     const adapt2_direct_route_t *route = &d->route;
     const mca_coll_adapt2_direct_data_t *u = s->data;
     int posted = 0, rc = OMPI_SUCCESS;
     for (; posted < route->children && OMPI_SUCCESS == rc; ++posted) {
-        rc = MCA_PML_CALL(irecv(slot(s, posted + 1), u->units, u->unit, route->child[posted], tag, comm,
-                                &d->sends[posted]));
+        rc = MCA_PML_CALL(
+            irecv(slot(s, posted + 1), u->units, u->unit, route->child[posted], tag, comm, &d->sends[posted]));
     }
     if (OMPI_SUCCESS != rc) {
         --posted;
@@ -103,13 +103,13 @@ bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi
         return false; /* the engine's path reports it */
     }
     mca_coll_adapt2_direct_data_t data;
-    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_REDUCE, root, count,
-                                                                   dtype, op, describe, ctx, &data);
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_REDUCE, root, count, dtype,
+                                                                   op, describe, ctx, &data);
     if (NULL == d) {
         return false;
     }
-    const slots_t s = {&data, mca_coll_adapt2_direct_scratch(d, (size_t) (d->route.children + 1) * data.bytes, comm,
-                                                             rc)};
+    const slots_t s = {&data,
+                       mca_coll_adapt2_direct_scratch(d, (size_t) (d->route.children + 1) * data.bytes, comm, rc)};
     if (NULL == s.scratch) {
         return true;
     }

@@ -61,8 +61,7 @@ static int drain_process(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void) comm, (void) keyval, (void) attr, (void) extra;
     if (calls_in_process > 0) {
-        ADAPT2_VERBOSE(10, "MPI_Finalize: draining %d collectives still in flight",
-                       (int) calls_in_process);
+        ADAPT2_VERBOSE(10, "MPI_Finalize: draining %d collectives still in flight", (int) calls_in_process);
     }
     while (calls_in_process > 0 || mca_coll_adapt2_rules_checks_in_flight() > 0) {
         mca_coll_adapt2_rules_check_poll(NULL);
@@ -81,8 +80,9 @@ static void create_keyvals(void)
     if (MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drain_comm, &comm_keyval, NULL) ||
         MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drain_process, &self_keyval, NULL) ||
         MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL)) {
-        opal_output(0, "coll:adapt2: could not register the drains at MPI_Finalize; collectives "
-                       "still in flight then are finished by Open MPI's own teardown");
+        opal_output(0,
+                    "coll:adapt2: could not register the drains at MPI_Finalize; collectives "
+                    "still in flight then are finished by Open MPI's own teardown");
     }
 }
 
@@ -106,8 +106,7 @@ int mca_coll_adapt2_transport_from_name(const char *name)
     return ADAPT2_TRANSPORT_PML;
 }
 
-static void connect_transport(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                              adapt2_transport_ops_t *ops)
+static void connect_transport(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, adapt2_transport_ops_t *ops)
 {
     if (ADAPT2_TRANSPORT_UCX == module->transport) {
         int rc = mca_coll_adapt2_ucx_connect(comm, ops, &module->transport_ctx);
@@ -134,9 +133,8 @@ static void describe_layout(mca_coll_adapt2_module_t *module, ompi_communicator_
     mca_coll_adapt2_engine_comm_shape(module->engine, &shape);
     module->multi_level = shape.multi_level != 0;
     module->cid = comm->c_contextid;
-    ADAPT2_VERBOSE(10, "(%s) %d rank(s) on %d node(s)%s; multi-level trees %s", comm->c_name,
-                   ompi_comm_size(comm), shape.nodes,
-                   ADAPT2_STRING(nodes)[0] ? " (declared by coll_adapt2_nodes)" : "",
+    ADAPT2_VERBOSE(10, "(%s) %d rank(s) on %d node(s)%s; multi-level trees %s", comm->c_name, ompi_comm_size(comm),
+                   shape.nodes, ADAPT2_STRING(nodes)[0] ? " (declared by coll_adapt2_nodes)" : "",
                    module->multi_level ? "apply (coll_adapt2_topology)" : "do not apply");
 }
 
@@ -153,8 +151,7 @@ static int reserve_tags(void *comm, int count)
     return ompi_coll_base_nbc_reserve_tags((ompi_communicator_t *) comm, count);
 }
 
-adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module,
-                                                    ompi_communicator_t *comm)
+adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm)
 {
     if (module->engine) {
         return module->engine;

@@ -46,9 +46,8 @@ static void report_internode(mca_coll_adapt2_module_t *module)
     adapt2_comm_shape_t shape;
     mca_coll_adapt2_engine_comm_shape(module->engine, &shape);
     if (shape.nodes > 1) {
-        ADAPT2_VERBOSE(10, "(cid %u) sent %" PRIu64 " segment(s), %" PRIu64
-                       " byte(s) to other nodes (%d nodes)", (unsigned) module->cid,
-                       shape.internode_segments, shape.internode_bytes, shape.nodes);
+        ADAPT2_VERBOSE(10, "(cid %u) sent %" PRIu64 " segment(s), %" PRIu64 " byte(s) to other nodes (%d nodes)",
+                       (unsigned) module->cid, shape.internode_segments, shape.internode_bytes, shape.nodes);
     }
 }
 
@@ -68,27 +67,25 @@ static void module_destruct(mca_coll_adapt2_module_t *module)
         mca_coll_adapt2_ucx_disconnect(module->transport_ctx);
         module->transport_ctx = NULL;
     }
-#define ADAPT2_COLLECTIVE(name, NAME)                   \
+#define ADAPT2_COLLECTIVE(name, NAME)                    \
     if (p->name##_module) OBJ_RELEASE(p->name##_module); \
     if (p->i##name##_module) OBJ_RELEASE(p->i##name##_module);
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
 }
 
-OBJ_CLASS_INSTANCE(mca_coll_adapt2_module_t, mca_coll_base_module_t, module_construct,
-                   module_destruct);
+OBJ_CLASS_INSTANCE(mca_coll_adapt2_module_t, mca_coll_base_module_t, module_construct, module_destruct);
 
 /* Saves what the communicator had installed for one function before us. */
-#define ADAPT2_SAVE_PREVIOUS(module, comm, fn)                                               \
-    do {                                                                                     \
-        (module)->previous.fn = (comm)->c_coll->coll_##fn;                                   \
-        (module)->previous.fn##_module = (comm)->c_coll->coll_##fn##_module;                 \
-        if (!(module)->previous.fn || !(module)->previous.fn##_module) {                     \
-            ADAPT2_VERBOSE(1, "(%s) nothing to fall back to for " #fn "; disqualifying",    \
-                           (comm)->c_name);                                                  \
-            return OMPI_ERROR;                                                               \
-        }                                                                                    \
-        OBJ_RETAIN((module)->previous.fn##_module);                                          \
+#define ADAPT2_SAVE_PREVIOUS(module, comm, fn)                                                            \
+    do {                                                                                                  \
+        (module)->previous.fn = (comm)->c_coll->coll_##fn;                                                \
+        (module)->previous.fn##_module = (comm)->c_coll->coll_##fn##_module;                              \
+        if (!(module)->previous.fn || !(module)->previous.fn##_module) {                                  \
+            ADAPT2_VERBOSE(1, "(%s) nothing to fall back to for " #fn "; disqualifying", (comm)->c_name); \
+            return OMPI_ERROR;                                                                            \
+        }                                                                                                 \
+        OBJ_RETAIN((module)->previous.fn##_module);                                                       \
     } while (0)
 
 /* "bcast, reduce, ...": the collectives adapt2 implements. */
@@ -98,7 +95,7 @@ static const char *collective_names(void)
 #define ADAPT2_COLLECTIVE(name, NAME) #name ", "
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
-        "and their non-blocking forms";
+           "and their non-blocking forms";
 }
 
 /* Enable runs inside communicator creation, possibly within opal_progress:
@@ -120,11 +117,11 @@ static int adapt2_module_enable(mca_coll_base_module_t *base, struct ompi_commun
         snprintf(c->trace_prefix, sizeof c->trace_prefix, "%s", ADAPT2_STRING(trace));
         ADAPT2_VERBOSE(10, "tracing to %s.<world rank>.csv", c->trace_prefix);
         long events = ADAPT2_LONG(trace_max_events);
-        mca_coll_adapt2_engine_trace_enable((size_t) events,
-                                            ompi_comm_rank(&ompi_mpi_comm_world.comm));
+        mca_coll_adapt2_engine_trace_enable((size_t) events, ompi_comm_rank(&ompi_mpi_comm_world.comm));
     }
     module->is_world = comm == &ompi_mpi_comm_world.comm;
-    ADAPT2_VERBOSE(10, "(%s) enabled on %d ranks (%s); "
+    ADAPT2_VERBOSE(10,
+                   "(%s) enabled on %d ranks (%s); "
                    "other calls, and algorithm=previous, go to the modules installed before",
                    comm->c_name, ompi_comm_size(comm), collective_names());
     return OMPI_SUCCESS;
@@ -156,8 +153,8 @@ mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *c
      * fall back to and then be overridden anyway: decline instead. */
     *priority = ADAPT2_INT(priority);
     if (*priority <= 0) {
-        ADAPT2_VERBOSE(10, "(%s) priority %d; not selected (set coll_adapt2_priority, e.g. 100)",
-                       comm->c_name, *priority);
+        ADAPT2_VERBOSE(10, "(%s) priority %d; not selected (set coll_adapt2_priority, e.g. 100)", comm->c_name,
+                       *priority);
         return NULL;
     }
 

@@ -49,16 +49,22 @@ enum { KIND_INT, KIND_LONG, KIND_STRING, KIND_ENUM };
 static const struct param {
     const char *name;
     int kind;
-    long deflt;          /* INT and LONG */
-    const char *text;    /* STRING's and ENUM's default */
-    const char *names;   /* ENUM's names, comma-separated */
+    long deflt;        /* INT and LONG */
+    const char *text;  /* STRING's and ENUM's default */
+    const char *names; /* ENUM's names, comma-separated */
     long min, max;
     const char *help;
-    size_t offset;       /* in mca_coll_adapt2_component_t */
+    size_t offset; /* in mca_coll_adapt2_component_t */
 } params[] = {
-#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help)                                    \
-    {#name, ADAPT2_KIND_##TYPE, ADAPT2_NUMBER_##TYPE(deflt), ADAPT2_TEXT_##TYPE(deflt),   \
-     ADAPT2_NAMES_##TYPE(min), ADAPT2_RANGE_##TYPE(min), max, help,                       \
+#define ADAPT2_PARAM(TYPE, name, deflt, min, max, help) \
+    {#name,                                             \
+     ADAPT2_KIND_##TYPE,                                \
+     ADAPT2_NUMBER_##TYPE(deflt),                       \
+     ADAPT2_TEXT_##TYPE(deflt),                         \
+     ADAPT2_NAMES_##TYPE(min),                          \
+     ADAPT2_RANGE_##TYPE(min),                          \
+     max,                                               \
+     help,                                              \
      offsetof(mca_coll_adapt2_component_t, values.name)},
 #include "../params.def"
 #undef ADAPT2_PARAM
@@ -85,8 +91,8 @@ static const struct enum_names *names_of(mca_coll_adapt2_param_t id)
     if (0 == e->count) { /* registration runs before any call, in one thread */
         snprintf(e->text, sizeof e->text, "%s", params[id].names);
         e->previous = -1;
-        for (char *save = NULL, *n = strtok_r(e->text, ",", &save);
-             n && e->count < ADAPT2_MAX_NAMES; n = strtok_r(NULL, ",", &save)) {
+        for (char *save = NULL, *n = strtok_r(e->text, ",", &save); n && e->count < ADAPT2_MAX_NAMES;
+             n = strtok_r(NULL, ",", &save)) {
             if (0 == strcmp(n, "previous")) e->previous = e->count;
             e->name[e->count++] = n;
         }
@@ -144,8 +150,8 @@ static void say_enum_default(const struct param *p, int index)
  * (the tests and the tuning tool do). */
 int mca_coll_adapt2_register_params(void)
 {
-    static const mca_base_var_type_t types[] = {MCA_BASE_VAR_TYPE_INT, MCA_BASE_VAR_TYPE_LONG,
-                                                MCA_BASE_VAR_TYPE_STRING, MCA_BASE_VAR_TYPE_INT};
+    static const mca_base_var_type_t types[] = {MCA_BASE_VAR_TYPE_INT, MCA_BASE_VAR_TYPE_LONG, MCA_BASE_VAR_TYPE_STRING,
+                                                MCA_BASE_VAR_TYPE_INT};
     for (size_t i = 0; i < sizeof params / sizeof params[0]; ++i) {
         const struct param *p = &params[i];
         mca_base_var_enum_t *enumerator = NULL;
@@ -156,9 +162,8 @@ int mca_coll_adapt2_register_params(void)
             *(int *) storage(p) = index_of(names_of((mca_coll_adapt2_param_t) i), p->text);
             enumerator = enumerator_of((mca_coll_adapt2_param_t) i);
         }
-        int rc = mca_base_component_var_register(component(), p->name, p->help, types[p->kind],
-                                                 enumerator, 0, MCA_BASE_VAR_FLAG_SETTABLE,
-                                                 OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        int rc = mca_base_component_var_register(component(), p->name, p->help, types[p->kind], enumerator, 0,
+                                                 MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
                                                  storage(p));
         (void) rc; /* a value Open MPI rejected: it said so; keep registering the others */
         if (enumerator) {
@@ -180,8 +185,7 @@ static struct {
 } reported[ADAPT2_MAX_REPORTED];
 static opal_mutex_t reported_lock = OPAL_MUTEX_STATIC_INIT;
 
-void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used,
-                                    const char *why)
+void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const char *used, const char *why)
 {
     int i, slot = -1;
     OPAL_THREAD_LOCK(&reported_lock);
@@ -201,8 +205,10 @@ void mca_coll_adapt2_report_invalid(const char *name, const char *bad, const cha
     }
     OPAL_THREAD_UNLOCK(&reported_lock);
     if (fresh) {
-        opal_output(0, "coll:adapt2: invalid value '%s' for MCA parameter coll_adapt2_%s (%s); "
-                    "using %s", bad, name, why, used);
+        opal_output(0,
+                    "coll:adapt2: invalid value '%s' for MCA parameter coll_adapt2_%s (%s); "
+                    "using %s",
+                    bad, name, why, used);
     }
 }
 
@@ -226,8 +232,7 @@ static long checked_long(const char *name, long value, long min, long max, long 
 int mca_coll_adapt2_param_int(mca_coll_adapt2_param_t id)
 {
     const struct param *p = &params[id];
-    return (int) checked_long(p->name, *(int *) storage(p), p->min, p->max == INT_MAX ? LONG_MAX : p->max,
-                              p->deflt);
+    return (int) checked_long(p->name, *(int *) storage(p), p->min, p->max == INT_MAX ? LONG_MAX : p->max, p->deflt);
 }
 
 long mca_coll_adapt2_param_long(mca_coll_adapt2_param_t id)
@@ -278,8 +283,10 @@ static size_t auto_await_min_bytes(void)
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         bool oversubscribed = cores > 0 && opal_process_info.num_local_peers + 1 > cores;
         decided = oversubscribed;
-        ADAPT2_VERBOSE(10, "%d ranks on %ld cores here: broadcast roots and the root's reduce leaves copy at once "
-                       "below %d bytes", opal_process_info.num_local_peers + 1, cores,
+        ADAPT2_VERBOSE(10,
+                       "%d ranks on %ld cores here: broadcast roots and the root's reduce leaves copy at once "
+                       "below %d bytes",
+                       opal_process_info.num_local_peers + 1, cores,
                        oversubscribed ? COPY_BELOW_OVERSUBSCRIBED : COPY_BELOW_ONE_CORE_EACH);
     }
     return decided ? (size_t) COPY_BELOW_OVERSUBSCRIBED : (size_t) COPY_BELOW_ONE_CORE_EACH;
@@ -315,8 +322,7 @@ bool mca_coll_adapt2_use_previous(const char *algorithm)
     return algorithm && 0 == strcmp(algorithm, "previous");
 }
 
-void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking,
-                                bool user_op)
+void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorithm, bool blocking, bool user_op)
 {
     facts->blocking = blocking;
     facts->user_op = user_op;

@@ -33,9 +33,11 @@ void mca_coll_adapt2_pml_choose_arming(void)
     const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
     use_persistent = mca_coll_adapt2_component.thread_multiple && 0 == strcmp(pml, "ob1");
     if (mca_coll_adapt2_component.thread_multiple && !use_persistent) {
-        ADAPT2_VERBOSE(1, "MPI_THREAD_MULTIPLE with pml %s: completion callbacks are set after "
+        ADAPT2_VERBOSE(1,
+                       "MPI_THREAD_MULTIPLE with pml %s: completion callbacks are set after "
                        "posting (a completion on another thread in that window would be lost; "
-                       "pml ob1 has no such window)", pml);
+                       "pml ob1 has no such window)",
+                       pml);
     }
 }
 
@@ -84,11 +86,11 @@ static int pml_isend(void *comm, const void *buf, size_t len, int peer, int tag,
         return OMPI_ERR_UNREACH;
     }
     ompi_communicator_t *c = (ompi_communicator_t *) comm;
-    int rc = use_persistent
-        ? MCA_PML_CALL(isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
-                                  MCA_PML_BASE_SEND_STANDARD, c, &req))
-        : MCA_PML_CALL(isend((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
-                             MCA_PML_BASE_SEND_STANDARD, c, &req));
+    int rc =
+        use_persistent
+            ? MCA_PML_CALL(
+                  isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag, MCA_PML_BASE_SEND_STANDARD, c, &req))
+            : MCA_PML_CALL(isend((void *) buf, len, &ompi_mpi_byte.dt, peer, tag, MCA_PML_BASE_SEND_STANDARD, c, &req));
     return OMPI_SUCCESS == rc ? arm(req, op) : rc;
 }
 
@@ -96,9 +98,8 @@ static int pml_irecv(void *comm, void *buf, size_t len, int peer, int tag, void 
 {
     ompi_request_t *req;
     ompi_communicator_t *c = (ompi_communicator_t *) comm;
-    int rc = use_persistent
-        ? MCA_PML_CALL(irecv_init(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req))
-        : MCA_PML_CALL(irecv(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req));
+    int rc = use_persistent ? MCA_PML_CALL(irecv_init(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req))
+                            : MCA_PML_CALL(irecv(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req));
     return OMPI_SUCCESS == rc ? arm(req, op) : rc;
 }
 

@@ -39,9 +39,9 @@ static struct {
     bool decided, running, stop;
     progress_mode_t mode;
     long interval_ns;
-    volatile int32_t detached;              /* calls detached and not finished */
-    mca_coll_adapt2_request_t *deferred;      /* reports for an application thread */
-    volatile int64_t cpu_ns, polls;         /* the thread's cost */
+    volatile int32_t detached;           /* calls detached and not finished */
+    mca_coll_adapt2_request_t *deferred; /* reports for an application thread */
+    volatile int64_t cpu_ns, polls;      /* the thread's cost */
 } progress = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
@@ -122,15 +122,17 @@ static progress_mode_t choose_mode(int transport)
     }
     if (ADAPT2_TRANSPORT_UCX == transport) {
         ADAPT2_VERBOSE(10, "progress thread: drives adapt2's UCX worker%s",
-                       c->thread_multiple ? "" : "; request completions go to the application's "
-                                                 "next MPI call");
+                       c->thread_multiple ? ""
+                                          : "; request completions go to the application's "
+                                            "next MPI call");
         return PROGRESS_UCX;
     }
     if (c->thread_multiple) {
         ADAPT2_VERBOSE(10, "progress thread: drives opal_progress (MPI_THREAD_MULTIPLE)");
         return PROGRESS_OPAL;
     }
-    ADAPT2_VERBOSE(1, "progress thread not started: driving the PML from a second thread is "
+    ADAPT2_VERBOSE(1,
+                   "progress thread not started: driving the PML from a second thread is "
                    "safe only under MPI_THREAD_MULTIPLE (or use coll_adapt2_transport=ucx); "
                    "detached collectives advance at the application's next MPI call");
     return PROGRESS_NONE;
@@ -206,8 +208,7 @@ void mca_coll_adapt2_progress_defer(mca_coll_adapt2_request_t *req, int event)
     mca_coll_adapt2_request_t *head = __atomic_load_n(&progress.deferred, __ATOMIC_ACQUIRE);
     do {
         req->next_deferred = head;
-    } while (!__atomic_compare_exchange_n(&progress.deferred, &head, req, false, __ATOMIC_ACQ_REL,
-                                          __ATOMIC_ACQUIRE));
+    } while (!__atomic_compare_exchange_n(&progress.deferred, &head, req, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 }
 
 uint64_t mca_coll_adapt2_progress_cpu_ns(void)

@@ -41,8 +41,7 @@ static const struct {
     {ADAPT2_COUNTER_INTERNODE_SEGMENTS, "internode_segments",
      "Segments this process sent to ranks on other nodes (all communicators; the verbose output "
      "at level 10 gives them per communicator when it is freed)"},
-    {ADAPT2_COUNTER_INTERNODE_BYTES, "internode_bytes",
-     "Bytes of the internode_segments"},
+    {ADAPT2_COUNTER_INTERNODE_BYTES, "internode_bytes", "Bytes of the internode_segments"},
     {ADAPT2_COUNTER_DEVICE_BYTES, "device_bytes",
      "Bytes copied between GPU buffers and pinned staging buffers (coll_adapt2_device)"},
     {ADAPT2_COUNTER_DEVICE_COMBINES, "device_combines",
@@ -55,8 +54,8 @@ static const struct {
 static int read_progress(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
     (void) obj;
-    *(unsigned long long *) value = 0 == (intptr_t) pvar->ctx ? mca_coll_adapt2_progress_cpu_ns()
-                                                              : mca_coll_adapt2_progress_polls();
+    *(unsigned long long *) value =
+        0 == (intptr_t) pvar->ctx ? mca_coll_adapt2_progress_cpu_ns() : mca_coll_adapt2_progress_polls();
     return OMPI_SUCCESS;
 }
 
@@ -68,10 +67,9 @@ static int register_progress_pvars(mca_base_component_t *c)
                                   "Times the progress thread polled the transport"};
     for (int i = 0; i < 2; ++i) {
         int rc = mca_base_component_pvar_register(
-            c, names[i], helps[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_progress, NULL, NULL,
-            (void *) (intptr_t) i);
+            c, names[i], helps[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
+            NULL, MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+            read_progress, NULL, NULL, (void *) (intptr_t) i);
         if (rc < 0) {
             return rc;
         }
@@ -84,11 +82,11 @@ int mca_coll_adapt2_register_pvars(void)
     mca_base_component_t *c = &mca_coll_adapt2_component.super.collm_version;
     size_t i;
     for (i = 0; i < sizeof counters / sizeof counters[0]; ++i) {
-        int rc = mca_base_component_pvar_register(
-            c, counters[i].name, counters[i].help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
-            (void *) (intptr_t) counters[i].which);
+        int rc = mca_base_component_pvar_register(c, counters[i].name, counters[i].help, OPAL_INFO_LVL_4,
+                                                  MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
+                                                  NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+                                                  MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                                  read_counter, NULL, NULL, (void *) (intptr_t) counters[i].which);
         if (rc < 0) {
             return rc;
         }

@@ -32,8 +32,8 @@ static int combine(void *ctx, const void *in, void *inout, size_t units)
 static int combine3(void *ctx, const void *in1, const void *in2, void *out, size_t units)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) ctx;
-    ompi_3buff_op_reduce(req->op, mpi_address(req, in1), mpi_address(req, in2), mpi_address(req, out),
-                         units, req->unit_type);
+    ompi_3buff_op_reduce(req->op, mpi_address(req, in1), mpi_address(req, in2), mpi_address(req, out), units,
+                         req->unit_type);
     return OMPI_SUCCESS;
 }
 
@@ -43,8 +43,7 @@ static int combine3(void *ctx, const void *in1, const void *in2, void *out, size
  * derived type through the packed stream of its single predefined type; that
  * type must have no padding. A user-defined op combines whole user elements,
  * which must then be contiguous. */
-ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count,
-                                              const char **why)
+ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count, const char **why)
 {
     if (!ompi_op_is_intrinsic(op)) {
         if (!ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
@@ -53,8 +52,8 @@ ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dt
         }
         return dtype;
     }
-    ompi_datatype_t *base = ompi_datatype_is_predefined(dtype)
-                                ? dtype : ompi_datatype_get_single_predefined_type_from_args(dtype);
+    ompi_datatype_t *base =
+        ompi_datatype_is_predefined(dtype) ? dtype : ompi_datatype_get_single_predefined_type_from_args(dtype);
     size_t size;
     ptrdiff_t lb, extent;
     if (NULL == base) {
@@ -90,13 +89,13 @@ int mca_coll_adapt2_describe_operand(mca_coll_adapt2_request_t *req, int which, 
 }
 
 typedef struct reduction_call {
-    bool all;                /* allreduce */
+    bool all; /* allreduce */
     const void *sbuf;
     void *rbuf;
     int count;
     ompi_datatype_t *dtype;
     ompi_op_t *op;
-    int root;                /* reduce only */
+    int root; /* reduce only */
     ompi_communicator_t *comm;
     mca_coll_adapt2_module_t *module;
     bool blocking;
@@ -117,26 +116,31 @@ static const char *algorithm_of(bool all)
  * (adapt2_device_op_t, adapt2_device_type_t), or 0: none, combine on the host. */
 static void device_kernel_of(ompi_op_t *op, ompi_datatype_t *unit, int *dop, int *dtype)
 {
-    const struct { ompi_op_t *op; int id; } ops[] = {
-        {MPI_SUM, ADAPT2_DEVICE_OP_SUM},   {MPI_PROD, ADAPT2_DEVICE_OP_PROD}, {MPI_MAX, ADAPT2_DEVICE_OP_MAX},
-        {MPI_MIN, ADAPT2_DEVICE_OP_MIN},   {MPI_LAND, ADAPT2_DEVICE_OP_LAND}, {MPI_LOR, ADAPT2_DEVICE_OP_LOR},
-        {MPI_LXOR, ADAPT2_DEVICE_OP_LXOR}, {MPI_BAND, ADAPT2_DEVICE_OP_BAND}, {MPI_BOR, ADAPT2_DEVICE_OP_BOR},
-        {MPI_BXOR, ADAPT2_DEVICE_OP_BXOR}, {MPI_MINLOC, ADAPT2_DEVICE_OP_MINLOC},
-        {MPI_MAXLOC, ADAPT2_DEVICE_OP_MAXLOC},
+    const struct {
+        ompi_op_t *op;
+        int id;
+    } ops[] = {
+        {MPI_SUM, ADAPT2_DEVICE_OP_SUM},   {MPI_PROD, ADAPT2_DEVICE_OP_PROD},     {MPI_MAX, ADAPT2_DEVICE_OP_MAX},
+        {MPI_MIN, ADAPT2_DEVICE_OP_MIN},   {MPI_LAND, ADAPT2_DEVICE_OP_LAND},     {MPI_LOR, ADAPT2_DEVICE_OP_LOR},
+        {MPI_LXOR, ADAPT2_DEVICE_OP_LXOR}, {MPI_BAND, ADAPT2_DEVICE_OP_BAND},     {MPI_BOR, ADAPT2_DEVICE_OP_BOR},
+        {MPI_BXOR, ADAPT2_DEVICE_OP_BXOR}, {MPI_MINLOC, ADAPT2_DEVICE_OP_MINLOC}, {MPI_MAXLOC, ADAPT2_DEVICE_OP_MAXLOC},
     };
-    const struct { ompi_datatype_t *type; int id; } types[] = {
-        {MPI_INT8_T, ADAPT2_DEVICE_TYPE_INT8},     {MPI_SIGNED_CHAR, ADAPT2_DEVICE_TYPE_INT8},
-        {MPI_UINT8_T, ADAPT2_DEVICE_TYPE_UINT8},   {MPI_UNSIGNED_CHAR, ADAPT2_DEVICE_TYPE_UINT8},
-        {MPI_INT16_T, ADAPT2_DEVICE_TYPE_INT16},   {MPI_SHORT, ADAPT2_DEVICE_TYPE_INT16},
-        {MPI_UINT16_T, ADAPT2_DEVICE_TYPE_UINT16}, {MPI_UNSIGNED_SHORT, ADAPT2_DEVICE_TYPE_UINT16},
-        {MPI_INT32_T, ADAPT2_DEVICE_TYPE_INT32},   {MPI_INT, ADAPT2_DEVICE_TYPE_INT32},
-        {MPI_UINT32_T, ADAPT2_DEVICE_TYPE_UINT32}, {MPI_UNSIGNED, ADAPT2_DEVICE_TYPE_UINT32},
-        {MPI_INT64_T, ADAPT2_DEVICE_TYPE_INT64},   {MPI_LONG, ADAPT2_DEVICE_TYPE_INT64},
-        {MPI_LONG_LONG, ADAPT2_DEVICE_TYPE_INT64}, {MPI_UINT64_T, ADAPT2_DEVICE_TYPE_UINT64},
+    const struct {
+        ompi_datatype_t *type;
+        int id;
+    } types[] = {
+        {MPI_INT8_T, ADAPT2_DEVICE_TYPE_INT8},          {MPI_SIGNED_CHAR, ADAPT2_DEVICE_TYPE_INT8},
+        {MPI_UINT8_T, ADAPT2_DEVICE_TYPE_UINT8},        {MPI_UNSIGNED_CHAR, ADAPT2_DEVICE_TYPE_UINT8},
+        {MPI_INT16_T, ADAPT2_DEVICE_TYPE_INT16},        {MPI_SHORT, ADAPT2_DEVICE_TYPE_INT16},
+        {MPI_UINT16_T, ADAPT2_DEVICE_TYPE_UINT16},      {MPI_UNSIGNED_SHORT, ADAPT2_DEVICE_TYPE_UINT16},
+        {MPI_INT32_T, ADAPT2_DEVICE_TYPE_INT32},        {MPI_INT, ADAPT2_DEVICE_TYPE_INT32},
+        {MPI_UINT32_T, ADAPT2_DEVICE_TYPE_UINT32},      {MPI_UNSIGNED, ADAPT2_DEVICE_TYPE_UINT32},
+        {MPI_INT64_T, ADAPT2_DEVICE_TYPE_INT64},        {MPI_LONG, ADAPT2_DEVICE_TYPE_INT64},
+        {MPI_LONG_LONG, ADAPT2_DEVICE_TYPE_INT64},      {MPI_UINT64_T, ADAPT2_DEVICE_TYPE_UINT64},
         {MPI_UNSIGNED_LONG, ADAPT2_DEVICE_TYPE_UINT64}, {MPI_UNSIGNED_LONG_LONG, ADAPT2_DEVICE_TYPE_UINT64},
-        {MPI_FLOAT, ADAPT2_DEVICE_TYPE_FLOAT32},   {MPI_DOUBLE, ADAPT2_DEVICE_TYPE_FLOAT64},
-        {MPI_FLOAT_INT, ADAPT2_DEVICE_TYPE_FLOAT_INT}, {MPI_DOUBLE_INT, ADAPT2_DEVICE_TYPE_DOUBLE_INT},
-        {MPI_LONG_INT, ADAPT2_DEVICE_TYPE_LONG_INT},   {MPI_2INT, ADAPT2_DEVICE_TYPE_INT_INT},
+        {MPI_FLOAT, ADAPT2_DEVICE_TYPE_FLOAT32},        {MPI_DOUBLE, ADAPT2_DEVICE_TYPE_FLOAT64},
+        {MPI_FLOAT_INT, ADAPT2_DEVICE_TYPE_FLOAT_INT},  {MPI_DOUBLE_INT, ADAPT2_DEVICE_TYPE_DOUBLE_INT},
+        {MPI_LONG_INT, ADAPT2_DEVICE_TYPE_LONG_INT},    {MPI_2INT, ADAPT2_DEVICE_TYPE_INT_INT},
         {MPI_SHORT_INT, ADAPT2_DEVICE_TYPE_SHORT_INT},
     };
     *dop = *dtype = 0;
@@ -149,8 +153,7 @@ static void device_kernel_of(ompi_op_t *op, ompi_datatype_t *unit, int *dop, int
     if (0 == *dtype) *dop = 0;
 }
 
-void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op,
-                                     ompi_datatype_t *unit)
+void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op, ompi_datatype_t *unit)
 {
     /* Held until the call is finished: a detached reduction combines after
      * the user may have freed them. */
@@ -195,8 +198,7 @@ static void describe_call(const reduction_call_t *call, adapt2_call_t *out)
         s->recdoubling_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_max_bytes);
         s->recdoubling_max_ranks = ADAPT2_INT(allreduce_recdoubling_max_ranks);
     }
-    mca_coll_adapt2_call_facts(&c.facts, algorithm_of(call->all), call->blocking,
-                               !ompi_op_is_intrinsic(call->op));
+    mca_coll_adapt2_call_facts(&c.facts, algorithm_of(call->all), call->blocking, !ompi_op_is_intrinsic(call->op));
     *out = c;
 }
 
@@ -206,8 +208,7 @@ static void describe_for_direct(const void *call, adapt2_call_t *out)
 }
 
 static int start_engine(const reduction_call_t *call, adapt2_call_t *c, mca_coll_adapt2_request_t *req,
-                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place,
-                        const char **why)
+                        const adapt2_buffer_t *own, const adapt2_buffer_t *result, bool in_place, const char **why)
 {
     c->send = *own;
     if (result) c->recv = *result;
@@ -219,8 +220,7 @@ static int start_engine(const reduction_call_t *call, adapt2_call_t *c, mca_coll
 
 /* Starts adapt2's reduction, or returns OMPI_ERR_NOT_SUPPORTED (nothing
  * started, `why` set) for data it cannot describe. */
-static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request_t **out,
-                           const char **why)
+static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request_t **out, const char **why)
 {
     ompi_datatype_t *unit = mca_coll_adapt2_unit_type_of(call->op, call->dtype, call->count, why);
     if (NULL == unit) {
@@ -253,7 +253,7 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     if (OMPI_SUCCESS == rc) {
         /* in place, own data is read from the result buffer (same slot) */
         rc = mca_coll_adapt2_describe_operand(req, in_place ? 1 : 0, in_place ? call->rbuf : call->sbuf, call->count,
-                              call->dtype, &own);
+                                              call->dtype, &own);
     }
     if (OMPI_SUCCESS == rc && has_result) {
         rc = mca_coll_adapt2_device_mark(call->rbuf, &result, why);
@@ -264,8 +264,8 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     if (OMPI_SUCCESS == rc) {
         int dop, dtype;
         device_kernel_of(call->op, unit, &dop, &dtype);
-        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s%s", call->comm->c_name,
-                       call->all ? "allreduce" : "reduce", own.bytes, in_place ? " in place" : "",
+        ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s%s", call->comm->c_name, call->all ? "allreduce" : "reduce",
+                       own.bytes, in_place ? " in place" : "",
                        !(own.on_device || result.on_device) ? ""
                        : dop ? ", GPU buffer(s), combined by a GPU kernel where commutative"
                              : ", GPU buffer(s), no GPU kernel for this op and type: combined on the host");
@@ -281,17 +281,16 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
 
 /* Runs the call with adapt2, blocking (request NULL) or not; anything adapt2
  * does not take goes to the previous component (`fallback` runs it). */
-#define ADAPT2_RUN_OR_FALL_BACK(call, name, request, fallback)                                \
-    do {                                                                                   \
-        mca_coll_adapt2_request_t *req_ = NULL;                                            \
-        const char *why_ = "";                                                             \
-        int rc_ = start_reduction((call), &req_, &why_);                                   \
+#define ADAPT2_RUN_OR_FALL_BACK(call, name, request, fallback)                                                \
+    do {                                                                                                      \
+        mca_coll_adapt2_request_t *req_ = NULL;                                                               \
+        const char *why_ = "";                                                                                \
+        int rc_ = start_reduction((call), &req_, &why_);                                                      \
         ADAPT2_COMPLETE_OR_FALL_BACK((call)->module, (call)->comm, name, rc_, req_, why_, request, fallback); \
     } while (0)
 
-int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *base)
+int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m, true};
@@ -300,24 +299,22 @@ int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_
         return rc;
     }
     ADAPT2_RUN_OR_FALL_BACK(&call, "reduce", (ompi_request_t **) NULL,
-                            m->previous.reduce(sbuf, rbuf, count, dtype, op, root, comm,
-                                               m->previous.reduce_module));
+                            m->previous.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->previous.reduce_module));
 }
 
 int mca_coll_adapt2_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *base)
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m, false};
-    ADAPT2_RUN_OR_FALL_BACK(&call, "ireduce", request,
-                            m->previous.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
-                                                m->previous.ireduce_module));
+    ADAPT2_RUN_OR_FALL_BACK(
+        &call, "ireduce", request,
+        m->previous.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m->previous.ireduce_module));
 }
 
 int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                              struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *base)
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m, true};
@@ -326,17 +323,16 @@ int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct om
         return rc;
     }
     ADAPT2_RUN_OR_FALL_BACK(&call, "allreduce", (ompi_request_t **) NULL,
-                            m->previous.allreduce(sbuf, rbuf, count, dtype, op, comm,
-                                                  m->previous.allreduce_module));
+                            m->previous.allreduce(sbuf, rbuf, count, dtype, op, comm, m->previous.allreduce_module));
 }
 
 int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                               ompi_request_t **request, mca_coll_base_module_t *base)
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **request,
+                               mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m, false};
-    ADAPT2_RUN_OR_FALL_BACK(&call, "iallreduce", request,
-                            m->previous.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
-                                                   m->previous.iallreduce_module));
+    ADAPT2_RUN_OR_FALL_BACK(
+        &call, "iallreduce", request,
+        m->previous.iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous.iallreduce_module));
 }

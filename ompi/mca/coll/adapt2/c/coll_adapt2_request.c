@@ -27,10 +27,10 @@
 #include "ompi/runtime/mpiruntime.h"
 
 enum {
-    REQ_DONE = 1,      /* the MPI request completed */
-    REQ_FINISHED = 2,  /* the engine is finished with it */
-    REQ_FREED = 4,     /* the user freed it */
-    REQ_DETACHED = 8,  /* done before finished */
+    REQ_DONE = 1,     /* the MPI request completed */
+    REQ_FINISHED = 2, /* the engine is finished with it */
+    REQ_FREED = 4,    /* the user freed it */
+    REQ_DETACHED = 8, /* done before finished */
 };
 
 OBJ_CLASS_INSTANCE(mca_coll_adapt2_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
@@ -49,8 +49,7 @@ int mca_coll_adapt2_requests_open(void)
     OBJ_CONSTRUCT(list, opal_free_list_t);
     return opal_free_list_init(list, sizeof(mca_coll_adapt2_request_t), opal_cache_line_size,
                                OBJ_CLASS(mca_coll_adapt2_request_t), 0, opal_cache_line_size,
-                               0 /* first calls allocate */, -1 /* no limit */, 8, NULL, 0, NULL,
-                               NULL, NULL);
+                               0 /* first calls allocate */, -1 /* no limit */, 8, NULL, 0, NULL, NULL, NULL);
 }
 
 void mca_coll_adapt2_requests_close(void)
@@ -86,8 +85,7 @@ static int request_cancel(ompi_request_t *request, int complete)
     return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
 }
 
-mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm,
-                                                       mca_coll_adapt2_module_t *module)
+mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm, mca_coll_adapt2_module_t *module)
 {
     mca_coll_adapt2_request_t *req =
         (mca_coll_adapt2_request_t *) opal_free_list_get(&mca_coll_adapt2_component.requests);
@@ -126,9 +124,10 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
 
 void mca_coll_adapt2_call_failed(ompi_communicator_t *comm, const char *call, int rc, const char *why)
 {
-    opal_output(0, "coll:adapt2: %s on %s failed on world rank %d: %s. The call's peers would wait "
-                "for this rank forever: aborting the job (error %d)", call, comm->c_name,
-                ompi_comm_rank(&ompi_mpi_comm_world.comm), why, rc);
+    opal_output(0,
+                "coll:adapt2: %s on %s failed on world rank %d: %s. The call's peers would wait "
+                "for this rank forever: aborting the job (error %d)",
+                call, comm->c_name, ompi_comm_rank(&ompi_mpi_comm_world.comm), why, rc);
     ompi_mpi_abort(comm, rc);
 }
 
@@ -283,8 +282,8 @@ int mca_coll_adapt2_request_wait_and_free(mca_coll_adapt2_request_t *req)
 _Static_assert(ADAPT2_STATUS_PREVIOUS == OMPI_ERR_NOT_SUPPORTED, "the engine's hand-on status");
 _Static_assert(ADAPT2_STATUS_BAD_PARAM == OMPI_ERR_BAD_PARAM, "the engine's bad-parameter status");
 
-bool mca_coll_adapt2_hands_on_early(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                                    adapt2_call_t *call, size_t message_bytes, const char **why)
+bool mca_coll_adapt2_hands_on_early(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, adapt2_call_t *call,
+                                    size_t message_bytes, const char **why)
 {
     adapt2_engine_comm_t *engine = mca_coll_adapt2_module_engine(module, comm);
     if (NULL == engine) {
@@ -306,8 +305,8 @@ size_t mca_coll_adapt2_packed_bytes(ompi_datatype_t *type, size_t count)
     return size * count;
 }
 
-int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req,
-                               adapt2_call_t *call, const char **why)
+int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2_request_t *req, adapt2_call_t *call,
+                               const char **why)
 {
     call->done = mca_coll_adapt2_request_done;
     call->finished = mca_coll_adapt2_request_finished;
@@ -319,9 +318,9 @@ int mca_coll_adapt2_start_call(mca_coll_adapt2_module_t *module, mca_coll_adapt2
     return rc;
 }
 
-int mca_coll_adapt2_complete_start(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
-                                   const char *name, int rc, mca_coll_adapt2_request_t *req,
-                                   const char *why, ompi_request_t **request, bool *fall_back)
+int mca_coll_adapt2_complete_start(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, const char *name,
+                                   int rc, mca_coll_adapt2_request_t *req, const char *why, ompi_request_t **request,
+                                   bool *fall_back)
 {
     /* Every rank's first call on the communicator, whatever it does next. */
     if (!module->rules_check_posted) {

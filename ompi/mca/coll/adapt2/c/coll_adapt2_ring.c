@@ -39,10 +39,8 @@ static mca_coll_adapt2_request_t *new_request(ompi_communicator_t *comm, mca_col
 }
 
 static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                           ompi_datatype_t *rdtype, ompi_communicator_t *comm,
-                           mca_coll_adapt2_module_t *module, bool blocking,
-                           mca_coll_adapt2_request_t **out,
-                           const char **why)
+                           ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
+                           bool blocking, mca_coll_adapt2_request_t **out, const char **why)
 {
     const int size = ompi_comm_size(comm);
     const char *value = ADAPT2_STRING(allgather_algorithm);
@@ -82,8 +80,8 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
         mca_coll_adapt2_request_discard(req);
         return rc;
     }
-    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s", comm->c_name,
-                   call.recv.bytes / (size_t) size, call.in_place ? " in place" : "");
+    ADAPT2_VERBOSE(20, "(%s) allgather of %zu bytes per rank%s", comm->c_name, call.recv.bytes / (size_t) size,
+                   call.in_place ? " in place" : "");
     rc = mca_coll_adapt2_start_call(module, req, &call, why);
     if (OMPI_SUCCESS != rc) {
         mca_coll_adapt2_request_discard(req);
@@ -92,9 +90,8 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     return rc;
 }
 
-static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype,
-                                      ompi_op_t *op, ompi_communicator_t *comm,
-                                      mca_coll_adapt2_module_t *module, bool blocking,
+static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype, ompi_op_t *op,
+                                      ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, bool blocking,
                                       mca_coll_adapt2_request_t **out, const char **why)
 {
     const int size = ompi_comm_size(comm);
@@ -127,8 +124,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
     mca_coll_adapt2_request_hold_op(req, op, unit);
     mca_coll_adapt2_reduction_of(req, &call.reduction);
     /* in place, recv holds all p blocks (the input) and gets block 0 */
-    int rc = mca_coll_adapt2_describe_operand(req, 1, rbuf, in_place ? rcount * size : rcount, dtype,
-                                              &call.recv);
+    int rc = mca_coll_adapt2_describe_operand(req, 1, rbuf, in_place ? rcount * size : rcount, dtype, &call.recv);
     if (OMPI_SUCCESS == rc && !in_place) {
         rc = mca_coll_adapt2_describe_operand(req, 0, sbuf, rcount * size, dtype, &call.send);
     }
@@ -148,59 +144,55 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
 
 /* Runs the call with adapt2, blocking (request NULL) or not; anything
  * adapt2 does not take goes to the previous component (`fallback` runs it). */
-#define ADAPT2_RING_RUN(module, comm, name, start, request, fallback)                           \
-    do {                                                                                \
-        mca_coll_adapt2_request_t *req_ = NULL;                                         \
-        const char *why_ = "";                                                          \
-        int rc_ = (start);                                                              \
+#define ADAPT2_RING_RUN(module, comm, name, start, request, fallback)                             \
+    do {                                                                                          \
+        mca_coll_adapt2_request_t *req_ = NULL;                                                   \
+        const char *why_ = "";                                                                    \
+        int rc_ = (start);                                                                        \
         ADAPT2_COMPLETE_OR_FALL_BACK((module), (comm), name, rc_, req_, why_, request, fallback); \
     } while (0)
 
-int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                              int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                               mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    ADAPT2_RING_RUN(m, comm, "allgather",
-                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, true, &req_, &why_),
-                    (ompi_request_t **) NULL,
-                    m->previous.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                          m->previous.allgather_module));
+    ADAPT2_RING_RUN(
+        m, comm, "allgather", start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, true, &req_, &why_),
+        (ompi_request_t **) NULL,
+        m->previous.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->previous.allgather_module));
 }
 
-int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                               int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                ompi_request_t **request, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     ADAPT2_RING_RUN(m, comm, "iallgather",
-                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, false, &req_, &why_),
-                    request,
+                    start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, false, &req_, &why_), request,
                     m->previous.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
                                            m->previous.iallgather_module));
 }
 
-int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                         mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
-    ADAPT2_RING_RUN(m, comm, "reduce_scatter_block",
-                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, true, &req_, &why_),
-                    (ompi_request_t **) NULL,
-                    m->previous.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
-                                                     m->previous.reduce_scatter_block_module));
+    ADAPT2_RING_RUN(
+        m, comm, "reduce_scatter_block",
+        start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, true, &req_, &why_),
+        (ompi_request_t **) NULL,
+        m->previous.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m->previous.reduce_scatter_block_module));
 }
 
-int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                                          mca_coll_base_module_t *base)
+int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                          ompi_request_t **request, mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     ADAPT2_RING_RUN(m, comm, "ireduce_scatter_block",
-                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, false, &req_, &why_),
-                    request,
+                    start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, false, &req_, &why_), request,
                     m->previous.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
                                                       m->previous.ireduce_scatter_block_module));
 }

@@ -34,8 +34,8 @@ typedef struct rules_check_t {
 
 static opal_mutex_t pending_lock = OPAL_MUTEX_STATIC_INIT;
 static rules_check_t *volatile pending; /* posted, not seen complete (read unlocked: a hint) */
-static volatile int32_t in_flight;       /* checks posted and not done (the drains wait for them) */
-static bool watching;                    /* the progress callback is registered (set under the lock) */
+static volatile int32_t in_flight;      /* checks posted and not done (the drains wait for them) */
+static bool watching;                   /* the progress callback is registered (set under the lock) */
 
 /* Rank 0 names the ranks whose table differs from its own. */
 static void compare(const rules_check_t *c)
@@ -61,8 +61,10 @@ static void compare(const rules_check_t *c)
     }
     const char *origin;
     (void) mca_coll_adapt2_engine_rules_fingerprint(&origin);
-    opal_output(0, "coll:adapt2: (%s) the decision tables differ between ranks (MCA parameter "
-                "coll_adapt2_rules): rank 0's (%s, fingerprint %016" PRIx64 ") is not that of "
+    opal_output(0,
+                "coll:adapt2: (%s) the decision tables differ between ranks (MCA parameter "
+                "coll_adapt2_rules): rank 0's (%s, fingerprint %016" PRIx64
+                ") is not that of "
                 "rank(s) %s%s; calls planned differently may hang: give every rank the same file",
                 c->comm_name, origin[0] ? origin : "the built-in rules", c->all[0], ranks,
                 differ > ADAPT2_REPORT_RANKS ? " and more" : "");
@@ -75,8 +77,7 @@ void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_com
     }
     module->rules_check_posted = true;
     if (NULL == module->previous.iallgather) {
-        ADAPT2_VERBOSE(10, "(%s) no previous iallgather: the ranks' decision tables are not compared",
-                       comm->c_name);
+        ADAPT2_VERBOSE(10, "(%s) no previous iallgather: the ranks' decision tables are not compared", comm->c_name);
         return;
     }
     /* The communicator must drain before it is freed (the drain waits for
@@ -100,8 +101,7 @@ void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_com
     int rc = module->previous.iallgather(&c->mine, 1, MPI_UINT64_T, c->all, 1, MPI_UINT64_T, comm, &c->req,
                                          module->previous.iallgather_module);
     if (OMPI_SUCCESS != rc) {
-        ADAPT2_VERBOSE(10, "(%s) the ranks' decision tables are not compared (iallgather: error %d)",
-                       comm->c_name, rc);
+        ADAPT2_VERBOSE(10, "(%s) the ranks' decision tables are not compared (iallgather: error %d)", comm->c_name, rc);
         free(c);
         return;
     }

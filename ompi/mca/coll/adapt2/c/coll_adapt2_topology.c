@@ -110,8 +110,7 @@ static bool nodes_from_hostnames(ompi_communicator_t *comm, int size, int *node)
     }
     qsort(hosts, (size_t) size, sizeof *hosts, by_name_then_rank);
     for (int i = 0, first = 0; i < size; ++i) {
-        bool same_host = i > 0 && hosts[i].name && hosts[first].name &&
-                         0 == strcmp(hosts[i].name, hosts[first].name);
+        bool same_host = i > 0 && hosts[i].name && hosts[first].name && 0 == strcmp(hosts[i].name, hosts[first].name);
         if (!same_host) {
             first = i;
         }
@@ -163,8 +162,7 @@ static bool numa_of_local_ranks(ompi_communicator_t *comm, int size, const int *
         char *loc = NULL;
         int rc = OPAL_ERR_NOT_FOUND;
         if (proc) {
-            OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_LOCALITY_STRING, &proc->super.proc_name,
-                                           &loc, OPAL_STRING);
+            OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_LOCALITY_STRING, &proc->super.proc_name, &loc, OPAL_STRING);
         }
         numa[r] = OPAL_SUCCESS == rc ? domain_in_locality(loc) : -1;
         free(loc);

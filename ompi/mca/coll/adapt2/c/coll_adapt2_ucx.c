@@ -73,20 +73,20 @@ typedef struct ucx_comm {
     uint64_t cid_bits; /* the context id, in place */
     int rank;
     int size;
-    ucp_ep_h eps[];    /* by rank; owned by the cache */
+    ucp_ep_h eps[]; /* by rank; owned by the cache */
 } ucx_comm_t;
 
 static struct {
-    pthread_mutex_t lock;   /* all of this, and every use of the worker */
+    pthread_mutex_t lock; /* all of this, and every use of the worker */
     ucp_context_h context;
     ucp_worker_h worker;
     ucp_address_t *address;
     size_t address_len;
     opal_hash_table_t peers; /* process name -> peer_t */
     peer_t *retired;
-    int users;               /* communicators connected or connecting */
-    bool teardown_pending;   /* users fell to 0 inside a worker call */
-    bool init_failed;        /* UCX did not initialise here: do not retry */
+    int users;             /* communicators connected or connecting */
+    bool teardown_pending; /* users fell to 0 inside a worker call */
+    bool init_failed;      /* UCX did not initialise here: do not retry */
 } ucx = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread int lock_depth; /* this thread's nesting in the mutex */
@@ -184,15 +184,13 @@ static int ucx_irecv(void *ctx, void *buf, size_t len, int peer, int tag, void *
     assert(peer >= 0 && peer < c->size);
     ucp_tag_recv_info_t info; /* filled on immediate completion; unused */
     ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FIELD_RECV_INFO,
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
         .cb.recv = recv_done,
         .user_data = op,
         .recv_info.tag_info = &info,
     };
     worker_lock();
-    ucs_status_ptr_t request = ucp_tag_recv_nbx(ucx.worker, buf, len, make_tag(c, peer, tag),
-                                                FULL_TAG_MASK, &param);
+    ucs_status_ptr_t request = ucp_tag_recv_nbx(ucx.worker, buf, len, make_tag(c, peer, tag), FULL_TAG_MASK, &param);
     worker_unlock();
     return posted(request, op, "receive");
 }
@@ -292,8 +290,7 @@ static int start_locked(void)
  * it (test/mpi/ucx_transport.sh checks that UCX stays silent). */
 static void close_endpoint_locked(ucp_ep_h ep)
 {
-    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                 .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
     ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
     if (NULL == request || UCS_PTR_IS_ERR(request)) {
         return;
@@ -400,8 +397,7 @@ static ucp_ep_h peer_endpoint_locked(ompi_proc_t *proc, const unsigned char *add
         return NULL;
     }
     if (known) { /* the peer has a new worker: the old endpoint may still be referenced */
-        ADAPT2_VERBOSE(10, "UCX: %s has a new worker; endpoint replaced",
-                       OPAL_NAME_PRINT(proc->super.proc_name));
+        ADAPT2_VERBOSE(10, "UCX: %s has a new worker; endpoint replaced", OPAL_NAME_PRINT(proc->super.proc_name));
         known->next_retired = ucx.retired;
         ucx.retired = known;
     }
@@ -411,8 +407,8 @@ static ucp_ep_h peer_endpoint_locked(ompi_proc_t *proc, const unsigned char *add
 
 /* The communicator's endpoints from everybody's addresses (`stride` bytes
  * apart, lengths in `info`: {ok, length} per rank). NULL on failure. */
-static ucx_comm_t *comm_create(ompi_communicator_t *comm, const unsigned char *addresses,
-                               size_t stride, const int *info)
+static ucx_comm_t *comm_create(ompi_communicator_t *comm, const unsigned char *addresses, size_t stride,
+                               const int *info)
 {
     int size = ompi_comm_size(comm);
     ucx_comm_t *c = malloc(sizeof *c + (size_t) size * sizeof(ucp_ep_h));
@@ -444,8 +440,7 @@ static ucx_comm_t *comm_create(ompi_communicator_t *comm, const unsigned char *a
  * from a progress callback, and a blocking wait there never returns (the
  * outer wait owns ompi_sync_wait_mt's progress). So the non-blocking
  * allgather, polled with opal_progress, which is safe at any depth. */
-static int allgather(ompi_communicator_t *comm, const void *mine, void *all, int count,
-                     ompi_datatype_t *type)
+static int allgather(ompi_communicator_t *comm, const void *mine, void *all, int count, ompi_datatype_t *type)
 {
     mca_coll_base_comm_coll_t *coll = comm->c_coll;
     mca_coll_base_module_iallgather_fn_t iallgather = coll->coll_iallgather;
@@ -487,8 +482,7 @@ static int agree(ompi_communicator_t *comm, int ok, int *all_ok)
 
 static bool fits_tag_layout(ompi_communicator_t *comm)
 {
-    return comm->c_contextid < (UINT32_C(1) << CID_BITS) &&
-           ompi_comm_size(comm) <= (1 << RANK_BITS);
+    return comm->c_contextid < (UINT32_C(1) << CID_BITS) && ompi_comm_size(comm) <= (1 << RANK_BITS);
 }
 
 /* Exchanges {ok, address length}, then the addresses, padded to the

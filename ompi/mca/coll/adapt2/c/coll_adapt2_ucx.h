@@ -25,14 +25,19 @@ int mca_coll_adapt2_ucx_progress(void);
 
 #else
 
-static inline int mca_coll_adapt2_ucx_connect(ompi_communicator_t *comm, adapt2_transport_ops_t *ops,
-                                              void **state)
+static inline int mca_coll_adapt2_ucx_connect(ompi_communicator_t *comm, adapt2_transport_ops_t *ops, void **state)
 {
     (void) comm, (void) ops, (void) state;
     return OMPI_ERR_NOT_SUPPORTED;
 }
-static inline void mca_coll_adapt2_ucx_disconnect(void *state) { (void) state; }
-static inline int mca_coll_adapt2_ucx_progress(void) { return 0; }
+static inline void mca_coll_adapt2_ucx_disconnect(void *state)
+{
+    (void) state;
+}
+static inline int mca_coll_adapt2_ucx_progress(void)
+{
+    return 0;
+}
 
 #endif
 

@@ -8,16 +8,17 @@
 #include "../engine/device/kernel_image.h"
 
 // 16-byte aligned: the CUDA driver reads the fatbin header in place.
-__asm__(".pushsection .rodata.adapt2_kernels, \"a\", @progbits\n"
-        ".balign 16\n"
-        ".globl adapt2_kernel_fatbin_begin\n"
-        ".globl adapt2_kernel_fatbin_end\n"
-        ".hidden adapt2_kernel_fatbin_begin\n"
-        ".hidden adapt2_kernel_fatbin_end\n"
-        "adapt2_kernel_fatbin_begin:\n"
-        ".incbin \"ompi/mca/coll/adapt2/cuda/adapt2_kernels.fatbin\"\n"
-        "adapt2_kernel_fatbin_end:\n"
-        ".popsection\n");
+__asm__(
+    ".pushsection .rodata.adapt2_kernels, \"a\", @progbits\n"
+    ".balign 16\n"
+    ".globl adapt2_kernel_fatbin_begin\n"
+    ".globl adapt2_kernel_fatbin_end\n"
+    ".hidden adapt2_kernel_fatbin_begin\n"
+    ".hidden adapt2_kernel_fatbin_end\n"
+    "adapt2_kernel_fatbin_begin:\n"
+    ".incbin \"ompi/mca/coll/adapt2/cuda/adapt2_kernels.fatbin\"\n"
+    "adapt2_kernel_fatbin_end:\n"
+    ".popsection\n");
 
 extern "C" {
 __attribute__((visibility("hidden"))) extern const unsigned char adapt2_kernel_fatbin_begin[];

@@ -20,9 +20,8 @@ __device__ void reduce_grid(const T *in, T *inout, unsigned long long count) {
 
 }  // namespace
 
-#define ADAPT2_REDUCE_KERNEL(op, name, T)                                                       \
-    extern "C" __global__ void adapt2_reduce_##op##_##name(const T *in, T *inout,               \
-                                                           unsigned long long count) {          \
-        reduce_grid<adapt2::reduce::op_##op>(in, inout, count);                                 \
+#define ADAPT2_REDUCE_KERNEL(op, name, T)                                                                     \
+    extern "C" __global__ void adapt2_reduce_##op##_##name(const T *in, T *inout, unsigned long long count) { \
+        reduce_grid<adapt2::reduce::op_##op>(in, inout, count);                                               \
     }
 ADAPT2_DEVICE_KERNELS(ADAPT2_REDUCE_KERNEL)

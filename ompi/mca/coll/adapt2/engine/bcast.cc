@@ -55,9 +55,10 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
     args.await = grace && settings.blocking && args.copy && comm.rank() == root && data.contig &&
                  data.bytes >= settings.await_min_bytes;
     if (comm.logs(20)) {
-        comm.log(20, plan_line(comm.id(), "bcast", data.bytes, root,
-                               describe(plan) + (args.hello ? "; may detach" : "") + (args.await ? ", awaits hellos" : ""),
-                               plan.rule));
+        comm.log(20,
+                 plan_line(comm.id(), "bcast", data.bytes, root,
+                           describe(plan) + (args.hello ? "; may detach" : "") + (args.await ? ", awaits hellos" : ""),
+                           plan.rule));
     }
     ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     if (grace) *grace = args.await ? schedule->add_grace() : nullptr;

@@ -11,8 +11,8 @@
 
 namespace adapt2 {
 
-BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args,
-                     std::shared_ptr<const Tree> tree, BufferPool &pool)
+BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::shared_ptr<const Tree> tree,
+                     BufferPool &pool)
     : TreeFlow(schedule, id, args, std::move(tree), pool, args.data.bytes, args.unit),
       data_(args.data),
       path_(path_of(args)),
@@ -46,9 +46,7 @@ BcastFlow::Path BcastFlow::path_of(const BcastArgs &args) {
 // Segments per message on the edge to `rank` (level_groups() bounds them).
 // Both ends of an edge must agree, so only the plan decides: never this
 // rank's own layout, which may differ from its peer's.
-int BcastFlow::group_of(int rank, const BcastArgs &args) const {
-    return args.groups[tree_->edge_level(rank)];
-}
+int BcastFlow::group_of(int rank, const BcastArgs &args) const { return args.groups[tree_->edge_level(rank)]; }
 
 // Staging slots in blocks that each hold the largest message of any edge here
 // (level_groups() makes every group divide the largest), enough to keep both
@@ -133,7 +131,8 @@ bool BcastFlow::locally_done() const {
 void BcastFlow::copy_in_all() {
     for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
         int rc = copy_into_private(data_, segments_.offset(s), segments_.bytes(s), copy_);
-        if (rc != 0) schedule_.fail_conversion(rc, "packing into the detach copy", segments_.offset(s), segments_.bytes(s));
+        if (rc != 0)
+            schedule_.fail_conversion(rc, "packing into the detach copy", segments_.offset(s), segments_.bytes(s));
         ++copied_;
         arrived_.mark_done(s);
         feed_all();
@@ -166,8 +165,7 @@ void BcastFlow::copy_from_device() {
     while (!schedule_.failed() && next_copy_ < supplied_.prefix() && staging_.can_claim()) {
         const int s = next_copy_++;
         char *slot = staging_.claim(std::max(children(), 1));  // one send per child
-        schedule_.post_copy(slot, data_.at(segments_.offset(s)),
-                            schedule_.take_copy(id_, s, 0, segments_.bytes(s)));
+        schedule_.post_copy(slot, data_.at(segments_.offset(s)), schedule_.take_copy(id_, s, 0, segments_.bytes(s)));
     }
 }
 
@@ -231,8 +229,10 @@ char *BcastFlow::landing(int first, int count) {
     }
     if (!staging_.can_claim(count)) return nullptr;
     if (staging_.next() != first) {
-        schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "broadcast staging out of step: "
-                            "receiving segment %d, next free slot for %d", first, staging_.next());
+        schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR,
+                            "broadcast staging out of step: "
+                            "receiving segment %d, next free slot for %d",
+                            first, staging_.next());
         return nullptr;
     }
     return staging_.claim(1 + children(), count);  // landed()'s hold + one send per child

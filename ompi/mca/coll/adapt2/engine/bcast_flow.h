@@ -58,15 +58,14 @@ namespace adapt2 {
 // root copies only for children late past the grace).
 struct BcastArgs : TreeArgs {
     adapt2_buffer_t data{};
-    size_t unit = 1;        // segments hold whole units (elements of a reduction)
-    bool supplied = false;  // root: segments become available through supply()
+    size_t unit = 1;                  // segments hold whole units (elements of a reduction)
+    bool supplied = false;            // root: segments become available through supply()
     int groups[kLevels] = {1, 1, 1};  // segments per message on edges of each level
 };
 
 class BcastFlow final : public TreeFlow {
 public:
-    BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::shared_ptr<const Tree> tree,
-              BufferPool &pool);
+    BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::shared_ptr<const Tree> tree, BufferPool &pool);
 
     int max_ops() const override;
     void start() override;
@@ -124,11 +123,11 @@ private:
     const Path path_;
     int recv_window_;
     StagingRing staging_;
-    std::pmr::vector<Source> source_;  // root: per child
-    CompletionWindow arrived_;  // prefix: segments here, in order
-    int in_group_;              // segments per message from the parent
-    std::pmr::vector<int> group_;  // per child: segments per message
-    int next_recv_ = 0;         // next message to receive
+    std::pmr::vector<Source> source_;          // root: per child
+    CompletionWindow arrived_;                 // prefix: segments here, in order
+    int in_group_;                             // segments per message from the parent
+    std::pmr::vector<int> group_;              // per child: segments per message
+    int next_recv_ = 0;                        // next message to receive
     std::pmr::vector<int> next_send_;          // per child: next message to send
     std::pmr::vector<CompletionWindow> sent_;  // per child: sends completed (messages)
     long long sends_done_ = 0;

@@ -24,9 +24,9 @@ namespace adapt2 {
 struct BruckArgs {
     int rank = 0;
     int size = 1;
-    int tag = 0;            // first of tags_needed(size) tags, counting down
+    int tag = 0;  // first of tags_needed(size) tags, counting down
     size_t block_bytes = 0;
-    UserRange own;           // this rank's block (its `from` in `user`); `to` unused
+    UserRange own;             // this rank's block (its `from` in `user`); `to` unused
     adapt2_buffer_t result{};  // the user's receive buffer: p blocks
 };
 

@@ -54,7 +54,7 @@ public:
 
     size_t bytes_lent() const;
     bool has_room(size_t bytes) const;  // whether `bytes` more stay within the cap
-    size_t peak_bytes_lent() const;  // the most ever lent at once
+    size_t peak_bytes_lent() const;     // the most ever lent at once
     size_t max_bytes() const { return max_bytes_; }
     size_t overdrafts() const;
 
@@ -69,7 +69,7 @@ private:
     mutable std::mutex lock_;  // per borrow/give_back, i.e. per collective call
     size_t lent_ = 0;          // bytes out now, overdrafts included
     size_t peak_ = 0;
-    size_t cached_ = 0;        // bytes in free lists
+    size_t cached_ = 0;  // bytes in free lists
     size_t overdrafts_ = 0;
     std::map<size_t, std::vector<char *>> free_;  // by buffer size
 };

@@ -8,8 +8,8 @@ namespace adapt2 {
 
 namespace {
 
-constexpr size_t kBlockAlign = 64;   // a cache line, and more than any object of a call asks for
-constexpr size_t kHeader = 64;       // an overflow chunk's header, keeps its data 64-aligned
+constexpr size_t kBlockAlign = 64;  // a cache line, and more than any object of a call asks for
+constexpr size_t kHeader = 64;      // an overflow chunk's header, keeps its data 64-aligned
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 

@@ -50,8 +50,8 @@ int plan_and_start(Comm &comm, const adapt2_call_t &call, int tag, const char **
     log_call_rule(comm, call, plan);
     const adapt2_call_t c = planned_call(call, plan);
     switch (c.collective) {
-#define ADAPT2_COLLECTIVE(name, NAME)                                                       \
-    case ADAPT2_COLL_##NAME:                                                                \
+#define ADAPT2_COLLECTIVE(name, NAME) \
+    case ADAPT2_COLL_##NAME:          \
         return start_##name(comm, c, plan, tag >= 0 ? tag : comm.reserve_tags(tags_of_##name(comm, c, plan)));
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
@@ -61,9 +61,7 @@ int plan_and_start(Comm &comm, const adapt2_call_t &call, int tag, const char **
 
 }  // namespace
 
-int start_call(Comm &comm, const adapt2_call_t &call, const char **why) {
-    return plan_and_start(comm, call, -1, why);
-}
+int start_call(Comm &comm, const adapt2_call_t &call, const char **why) { return plan_and_start(comm, call, -1, why); }
 
 int start_call_at(Comm &comm, const adapt2_call_t &call, int tag) { return plan_and_start(comm, call, tag, nullptr); }
 
@@ -81,8 +79,8 @@ int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag, cons
 }
 
 int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
-                 const adapt2_reduction_t &op, int root, int tag, const adapt2_reduce_settings_t &settings,
-                 DoneFn done, void *done_ctx, DoneFn finished, Grace **grace) {
+                 const adapt2_reduction_t &op, int root, int tag, const adapt2_reduce_settings_t &settings, DoneFn done,
+                 void *done_ctx, DoneFn finished, Grace **grace) {
     adapt2_call_t c{};
     c.collective = ADAPT2_COLL_REDUCE;
     c.facts.blocking = settings.tree.blocking;

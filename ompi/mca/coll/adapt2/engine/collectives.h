@@ -28,7 +28,7 @@ CallShape shape_of(const Comm &comm);
 int start_call_at(Comm &comm, const adapt2_call_t &call, int tag);
 // Each collective: the tags its plan uses, and its start, which builds what
 // the plan says (declared from collectives.def).
-#define ADAPT2_COLLECTIVE(name, NAME)                                                        \
+#define ADAPT2_COLLECTIVE(name, NAME)                                                      \
     int tags_of_##name(const Comm &comm, const adapt2_call_t &call, const CallPlan &plan); \
     int start_##name(Comm &comm, const adapt2_call_t &call, const CallPlan &plan, int tag);
 #include "../collectives.def"
@@ -38,17 +38,14 @@ int start_call_at(Comm &comm, const adapt2_call_t &call, int tag);
 // described as a call (facts.blocking from the settings) and started
 // through start_call_at. Reduce: `result` matters at the root only; with
 // `in_place` the root's own data is in `result`.
-int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag,
-                const adapt2_bcast_settings_t &settings, DoneFn done, void *done_ctx,
-                DoneFn finished = nullptr, Grace **grace = nullptr);
-int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-                 bool in_place, const adapt2_reduction_t &op, int root, int tag,
-                 const adapt2_reduce_settings_t &settings, DoneFn done, void *done_ctx,
-                 DoneFn finished = nullptr, Grace **grace = nullptr);
-int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-                    bool in_place, const adapt2_reduction_t &op, int tag,
-                    const adapt2_allreduce_settings_t &settings, DoneFn done, void *done_ctx,
-                    DoneFn finished = nullptr);
+int start_bcast(Comm &comm, const adapt2_buffer_t &data, int root, int tag, const adapt2_bcast_settings_t &settings,
+                DoneFn done, void *done_ctx, DoneFn finished = nullptr, Grace **grace = nullptr);
+int start_reduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
+                 const adapt2_reduction_t &op, int root, int tag, const adapt2_reduce_settings_t &settings, DoneFn done,
+                 void *done_ctx, DoneFn finished = nullptr, Grace **grace = nullptr);
+int start_allreduce(Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
+                    const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &settings, DoneFn done,
+                    void *done_ctx, DoneFn finished = nullptr);
 
 // The pool a flow stages through: pinned buffers of the communicator's device
 // state when any of its buffers is on a GPU, else the host pool. nullptr

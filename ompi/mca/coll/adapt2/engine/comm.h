@@ -27,9 +27,14 @@ public:
     // simulator's ranks, whose data never moves, share one buffer per size).
     Comm(std::unique_ptr<Transport> transport, int rank, int size, size_t pool_max_bytes, uint32_t id = 0,
          size_t detach_max_bytes = 0, ProgressFn progress = nullptr, BufferAllocator buffers = host_allocator())
-        : transport_(std::move(transport)), rank_(rank), size_(size), id_(id),
+        : transport_(std::move(transport)),
+          rank_(rank),
+          size_(size),
+          id_(id),
           trees_(std::make_shared<TreeCache>(size)),
-          pool_(pool_max_bytes, buffers), detach_pool_(detach_max_bytes, buffers), progress_(progress) {}
+          pool_(pool_max_bytes, buffers),
+          detach_pool_(detach_max_bytes, buffers),
+          progress_(progress) {}
 
     int rank() const { return rank_; }
     int size() const { return size_; }

@@ -8,9 +8,9 @@
 
 namespace adapt2 {
 // (a collective's calls counter also has the collective's number: direct_route.cc)
-#define ADAPT2_COLLECTIVE(name, NAME)                                                  \
+#define ADAPT2_COLLECTIVE(name, NAME)                                                       \
     static_assert(static_cast<int>(Counter::name##_calls) == ADAPT2_COUNTER_##NAME##_CALLS, \
-                  "counter numbering of " #name);                                          \
+                  "counter numbering of " #name);                                           \
     static_assert(static_cast<int>(Counter::name##_calls) == ADAPT2_COLL_##NAME, "counter of " #name);
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
@@ -25,8 +25,6 @@ void count(Counter which, uint64_t amount) {
     g_counters[static_cast<int>(which)].fetch_add(amount, std::memory_order_relaxed);
 }
 
-uint64_t counter_value(Counter which) {
-    return g_counters[static_cast<int>(which)].load(std::memory_order_relaxed);
-}
+uint64_t counter_value(Counter which) { return g_counters[static_cast<int>(which)].load(std::memory_order_relaxed); }
 
 }  // namespace adapt2

@@ -19,9 +19,10 @@ std::string tree_name(TreeSpec t) {
 }  // namespace
 
 std::string describe(const BcastPlan &plan) {
-    std::string tree = plan.multi_level ? "multi-level (nodes " + tree_name(plan.levels.node) + ", NUMA " +
-                                              tree_name(plan.levels.numa) + ", cores " + tree_name(plan.levels.core) + ")"
-                                        : tree_name(plan.tree);
+    std::string tree = plan.multi_level
+                           ? "multi-level (nodes " + tree_name(plan.levels.node) + ", NUMA " +
+                                 tree_name(plan.levels.numa) + ", cores " + tree_name(plan.levels.core) + ")"
+                           : tree_name(plan.tree);
     return tree + (plan.segment_bytes ? ", " + std::to_string(plan.segment_bytes) + "-byte segments" : ", one message");
 }
 
@@ -108,16 +109,17 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
     plan.multi_level = true;
     plan_level_bytes(s, &plan);
     const int segments = Segments(bytes, plan.segment_bytes).count();
-    const TreeSpec auto_node = bytes < kPipelineFrom ? TreeSpec{TreeShape::binomial, 0}
+    const TreeSpec auto_node = bytes < kPipelineFrom       ? TreeSpec{TreeShape::binomial, 0}
                                : nodes <= 2 * segments + 8 ? TreeSpec{TreeShape::pipeline, 0}
-                                                          : TreeSpec{TreeShape::binary, 0};
+                                                           : TreeSpec{TreeShape::binary, 0};
     plan.levels.node = forced_or(s.node_algorithm, s, auto_node);
     plan.levels.numa = forced_or(s.numa_algorithm, s, TreeSpec{TreeShape::flat, 0});
     plan.levels.core = core;
     plan.rule = s.node_algorithm != ADAPT2_ALG_AUTO ? "multi-level: node_algorithm forces the node tree"
-                : bytes < kPipelineFrom            ? "multi-level, below 64 KiB: binomial between nodes"
-                : auto_node.shape == TreeShape::pipeline ? "multi-level, nodes <= 2 x segments + 8: pipeline between nodes"
-                                                         : "multi-level, many nodes: binary tree between nodes";
+                : bytes < kPipelineFrom             ? "multi-level, below 64 KiB: binomial between nodes"
+                : auto_node.shape == TreeShape::pipeline
+                    ? "multi-level, nodes <= 2 x segments + 8: pipeline between nodes"
+                    : "multi-level, many nodes: binary tree between nodes";
     return plan;
 }
 
@@ -129,8 +131,7 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
 // 512 B: a flat root that combines 7 whole messages alone took 1.2-2x the
 // binary tree's time at np 8, 512 B-1 MiB (at np 4 they were even); below
 // 512 B the flat tree's one message is 4x faster (docs/measurements.md).
-BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative, int nodes,
-                      int spread_ranks) {
+BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commutative, int nodes, int spread_ranks) {
     constexpr size_t kSpreadFrom = 512;
     constexpr int kSpreadAbove = 4;
     BcastPlan plan{{TreeShape::in_order_binomial, 0}, s.segment_size};
@@ -160,8 +161,8 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
 // elsewhere; recursive doubling for small messages on 2, 4 or 8 ranks (its
 // log2(p) exchanges against the tree's two hops; on 3 ranks the tree was
 // faster), and on 2 ranks up to the ring.
-adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes,
-                                              int comm_size, bool commutative, const char **rule) {
+adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes, int comm_size,
+                                              bool commutative, const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
     const bool can_ring = commutative && comm_size > 1;
@@ -179,8 +180,9 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     // every step; the multi-level tree crosses each once per segment.
     why = "auto, across nodes: the multi-level tree crosses each slow link once per segment";
     if (s.tree.topology) return ADAPT2_ALLREDUCE_TREE;
-    why = "auto, below allreduce_recdoubling_max_bytes on a power of two ranks up to "
-          "allreduce_recdoubling_max_ranks: recursive doubling";
+    why =
+        "auto, below allreduce_recdoubling_max_bytes on a power of two ranks up to "
+        "allreduce_recdoubling_max_ranks: recursive doubling";
     const bool power_of_two = comm_size > 1 && (comm_size & (comm_size - 1)) == 0;
     if (bytes < s.recdoubling_max_bytes && power_of_two && comm_size <= s.recdoubling_max_ranks) {
         return ADAPT2_ALLREDUCE_RECDOUBLING;
@@ -195,7 +197,6 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     return ADAPT2_ALLREDUCE_TREE;
 }
 
-
 // A level's messages hold whole segments, at most CompletionWindow::kMax
 // (the receive window spans messages, the arrival window segments). Every
 // group divides the largest, so one staging block holds any message whole
@@ -204,7 +205,8 @@ void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels])
     for (int l = 0; l < kLevels; ++l) {
         size_t g = 1;
         if (plan.multi_level && plan.segment_bytes > 0) g = plan.level_bytes[l] / plan.segment_bytes;
-        groups[l] = static_cast<int>(std::clamp<size_t>(g, 1, std::max(1, std::min(segment_count, CompletionWindow::kMax))));
+        groups[l] =
+            static_cast<int>(std::clamp<size_t>(g, 1, std::max(1, std::min(segment_count, CompletionWindow::kMax))));
     }
     const int largest = *std::max_element(groups, groups + kLevels);
     for (int l = 0; l < kLevels; ++l) {
@@ -222,8 +224,8 @@ namespace {
 // ring's pipeline measured faster (with other placements the ring crosses
 // node links at every step); else Bruck's log2(p) exchanges below
 // settings.bruck_max_bytes, the ring from there.
-adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes,
-                                             const CallShape &shape, const char **rule) {
+adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const CallShape &shape,
+                                              const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
     if (s.algorithm == ADAPT2_ALLGATHER_RING || s.algorithm == ADAPT2_ALLGATHER_BRUCK ||
@@ -242,7 +244,8 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
         }
     }
     const bool bruck = all_bytes < s.bruck_max_bytes;
-    why = bruck ? "auto, all blocks below allgather_bruck_max_bytes: Bruck" : "auto, from allgather_bruck_max_bytes: the ring";
+    why = bruck ? "auto, all blocks below allgather_bruck_max_bytes: Bruck"
+                : "auto, from allgather_bruck_max_bytes: the ring";
     return bruck ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
 }
 

@@ -25,7 +25,7 @@ struct BcastPlan {
     // Multi-level: bytes per message on the edges of each level (TreeLevel);
     // segment_bytes is the smallest, the others whole multiples of it.
     size_t level_bytes[kLevels] = {0, 0, 0};
-    const char *rule = "";     // which rule chose it (coll_adapt2_verbose 20)
+    const char *rule = "";  // which rule chose it (coll_adapt2_verbose 20)
 };
 
 // The plan in words, for coll_adapt2_verbose 20: "knomial:8, 262144-byte
@@ -69,8 +69,8 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool
 // describe the same data with different datatypes (non-contiguous buffers
 // are staged through the pool).
 // `rule` (optional) receives which rule chose it.
-adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes,
-                                              int comm_size, bool commutative, const char **rule = nullptr);
+adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes, int comm_size,
+                                              bool commutative, const char **rule = nullptr);
 
 // The tree a forced algorithm stands for (algorithm must not be AUTO).
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &settings);

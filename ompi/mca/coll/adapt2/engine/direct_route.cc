@@ -131,7 +131,7 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
 }
 
 extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_comm, int collective,
-                                                  size_t message_bytes, const adapt2_direct_route_t *route) {
+                                                   size_t message_bytes, const adapt2_direct_route_t *route) {
     using namespace adapt2;
     auto *comm = reinterpret_cast<Comm *>(engine_comm);
     const uint64_t bytes = message_bytes;

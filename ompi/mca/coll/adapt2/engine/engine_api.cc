@@ -64,9 +64,7 @@ const char *mca_coll_adapt2_engine_algorithm_name(int algorithm) {
     return algorithm >= 0 && algorithm < ADAPT2_ALG_COUNT ? names[algorithm].c_str() : "unknown";
 }
 
-void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) {
-    delete reinterpret_cast<adapt2::Comm *>(comm);
-}
+void mca_coll_adapt2_engine_comm_destroy(adapt2_engine_comm_t *comm) { delete reinterpret_cast<adapt2::Comm *>(comm); }
 
 void mca_coll_adapt2_engine_comm_shape(const adapt2_engine_comm_t *engine_comm, adapt2_comm_shape_t *out) {
     const auto *comm = reinterpret_cast<const adapt2::Comm *>(engine_comm);
@@ -81,8 +79,7 @@ void mca_coll_adapt2_engine_grace_fire(void *grace) { static_cast<adapt2::Grace 
 
 void mca_coll_adapt2_engine_grace_release(void *grace) { static_cast<adapt2::Grace *>(grace)->release(); }
 
-int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call,
-                                 const char **why) {
+int mca_coll_adapt2_engine_start(adapt2_engine_comm_t *engine_comm, const adapt2_call_t *call, const char **why) {
     auto *comm = reinterpret_cast<adapt2::Comm *>(engine_comm);
     if (!comm || !call) return ADAPT2_STATUS_BAD_PARAM;
     return guarded([&] { return adapt2::start_call(*comm, *call, why); });

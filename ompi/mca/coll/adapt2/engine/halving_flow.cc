@@ -141,8 +141,7 @@ void HalvingFlow::start() {
 void HalvingFlow::begin(int k) {
     const Step &s = steps_[k];
     begun_ = k + 1;
-    schedule_.post_send(work_ + s.give.offset, s.peer, tag_,
-                        schedule_.take_op(id_, Op::kSend, k, 0, s.give.bytes));
+    schedule_.post_send(work_ + s.give.offset, s.peer, tag_, schedule_.take_op(id_, Op::kSend, k, 0, s.give.bytes));
 }
 
 void HalvingFlow::on_complete(Op &op) {

@@ -42,8 +42,8 @@ struct HalvingArgs {
     int tag = 0;             // tags_needed() tags
     size_t block_bytes = 0;  // each of the p blocks (a multiple of op.unit_bytes)
     adapt2_reduction_t op{};
-    UserRange input;          // the user's p blocks into the working buffer (to = 0)
-    UserRange output;         // the result's block: `from` is its offset in the user's stream
+    UserRange input;   // the user's p blocks into the working buffer (to = 0)
+    UserRange output;  // the result's block: `from` is its offset in the user's stream
 };
 
 class HalvingFlow final : public Flow {
@@ -63,9 +63,9 @@ private:
     struct Range {
         size_t offset, bytes;
     };
-    struct Step {  // one exchange
-        int peer;    // its real rank
-        bool lower;  // its ranks come before ours: fold its data on the left
+    struct Step {          // one exchange
+        int peer;          // its real rank
+        bool lower;        // its ranks come before ours: fold its data on the left
         Range keep, give;  // in work_: the virtual blocks folded here, and sent
         size_t recv_at;    // in scratch_: the partner's data for `keep`
     };
@@ -98,7 +98,7 @@ private:
     char *scratch_ = nullptr;  // receives; the pair's message first (a taker: the giver's
                                // input; a giver: its block back)
     size_t scratch_bytes_ = 0;
-    std::vector<size_t> at_;    // in work_: virtual block w's offset (bit-reversed order)
+    std::vector<size_t> at_;              // in work_: virtual block w's offset (bit-reversed order)
     const char *layout_error_ = nullptr;  // an exchange's blocks are not contiguous (a bug)
     std::vector<Step> steps_;
     std::vector<uint8_t> arrived_;

@@ -83,7 +83,8 @@ void NodeAllgatherFlow::start_member() {
                             schedule_.take_op(id_, Op::kRecv, node, kDown, bundle_bytes(node)));
     }
     if (schedule_.failed()) return;
-    schedule_.post_send(block_at(order_.position[rank_]), leader_rank, tag_, schedule_.take_op(id_, Op::kSend, 0, kBlockUp, block_));
+    schedule_.post_send(block_at(order_.position[rank_]), leader_rank, tag_,
+                        schedule_.take_op(id_, Op::kSend, 0, kBlockUp, block_));
     ++messages_sent_, bytes_sent_ += block_;
 }
 

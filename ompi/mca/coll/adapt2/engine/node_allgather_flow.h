@@ -32,12 +32,12 @@ namespace adapt2 {
 
 struct NodeAllgatherArgs {
     int rank = 0;
-    int tag = 0;                  // first of tags_needed(nodes) tags, counting down
+    int tag = 0;  // first of tags_needed(nodes) tags, counting down
     size_t block_bytes = 0;
     const NodeOrder *order = nullptr;  // the communicator's (outlives the call)
-    UserRange own;                 // this rank's block: `from` in `user`; `to` unused
-    adapt2_buffer_t result{};      // the user's receive buffer: p blocks, block r from rank r
-    bool whole_down = false;       // leaders send their ranks the whole result at once
+    UserRange own;                     // this rank's block: `from` in `user`; `to` unused
+    adapt2_buffer_t result{};          // the user's receive buffer: p blocks, block r from rank r
+    bool whole_down = false;           // leaders send their ranks the whole result at once
 };
 
 class NodeAllgatherFlow final : public Flow {
@@ -61,7 +61,7 @@ private:
 
     bool leader() const { return order_.leader(node_) == rank_; }
     int locals() const { return order_.ranks_on(node_) - 1; }  // the node's other ranks
-    char *block_at(int position) const;  // in the working buffer (node order)
+    char *block_at(int position) const;                        // in the working buffer (node order)
     char *bundle_at(int node) const { return block_at(order_.first[node]); }
     size_t bundle_bytes(int node) const;
     void start_leader();
@@ -79,9 +79,9 @@ private:
     adapt2_buffer_t result_;
     BufferPool &pool_;
     char *work_ = nullptr;
-    bool borrowed_ = false;      // work_ is from the pool (else the receive buffer)
+    bool borrowed_ = false;  // work_ is from the pool (else the receive buffer)
     bool whole_down_;
-    int blocks_up_ = 0;           // leader: blocks landed from its node's ranks
+    int blocks_up_ = 0;  // leader: blocks landed from its node's ranks
     int bundles_here_ = 0;
     int messages_sent_ = 0;
     uint64_t bytes_sent_ = 0;

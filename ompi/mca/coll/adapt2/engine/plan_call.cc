@@ -10,8 +10,7 @@ namespace adapt2 {
 
 namespace rules {
 const char *const previous_asked = "the collective's algorithm is `previous`";
-const char *const ring_device =
-    "device support is on and the ring collectives do not stage GPU buffers yet";
+const char *const ring_device = "device support is on and the ring collectives do not stage GPU buffers yet";
 const char *const allreduce_couples = "allreduce: every rank needs every contribution, nothing detaches";
 const char *const allreduce_device_tree =
     "allreduce with device support on: the tree (the only algorithm that stages GPU buffers; every "
@@ -21,9 +20,8 @@ const char *const user_op_coupled =
 const char *const as_set = "as set";
 }  // namespace rules
 
-const char *const kCallRules[] = {rules::previous_asked,         rules::ring_device,
-                                  rules::allreduce_couples,      rules::allreduce_device_tree,
-                                  rules::user_op_coupled,        rules::as_set};
+const char *const kCallRules[] = {rules::previous_asked,        rules::ring_device,     rules::allreduce_couples,
+                                  rules::allreduce_device_tree, rules::user_op_coupled, rules::as_set};
 const int kCallRuleCount = sizeof kCallRules / sizeof kCallRules[0];
 
 const char *call_rule_as_set() { return rules::as_set; }
@@ -94,8 +92,10 @@ CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     default: break;
     }
     switch (call.collective) {
-#define ADAPT2_COLLECTIVE(name, NAME) \
-    case ADAPT2_COLL_##NAME: plan_##name##_call(call, shape, &plan); break;
+#define ADAPT2_COLLECTIVE(name, NAME)           \
+    case ADAPT2_COLL_##NAME:                    \
+        plan_##name##_call(call, shape, &plan); \
+        break;
 #include "../collectives.def"
 #undef ADAPT2_COLLECTIVE
     }

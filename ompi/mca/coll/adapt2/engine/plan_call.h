@@ -22,21 +22,21 @@ inline const adapt2_buffer_t &own_data(const adapt2_call_t &c) { return c.in_pla
 
 // What a plan knows of the communicator: the same on every rank.
 struct CallShape {
-    int size = 1;   // ranks
-    int nodes = 1;  // nodes it spans (multi-level plans)
+    int size = 1;                 // ranks
+    int nodes = 1;                // nodes it spans (multi-level plans)
     bool nodes_in_blocks = true;  // each node's ranks are consecutive (block placement)
 };
 
 struct CallPlan {
-    bool previous = false;          // hand the call to the previous component
+    bool previous = false;              // hand the call to the previous component
     adapt2_call_settings_t settings{};  // what the call runs with
-    bool grace = false;             // a blocking bcast/reduce: a grace period before copying
-    const char *rule = "";          // the call-level rule that applied (why, when previous)
+    bool grace = false;                 // a blocking bcast/reduce: a grace period before copying
+    const char *rule = "";              // the call-level rule that applied (why, when previous)
     // The collective's part (plan_<name>_call):
-    int algorithm = 0;              // allreduce, allgather, reduce_scatter_block: never auto
+    int algorithm = 0;                // allreduce, allgather, reduce_scatter_block: never auto
     const char *algorithm_rule = "";  // the rule that chose it
-    BcastPlan tree{};               // bcast, reduce and the tree allreduce: tree, segments, levels
-    bool whole_down = false;        // multi-level allgather: leaders send the result down in one message
+    BcastPlan tree{};                 // bcast, reduce and the tree allreduce: tree, segments, levels
+    bool whole_down = false;          // multi-level allgather: leaders send the result down in one message
 };
 
 // Every rank plans alike: nothing here may depend on one rank's buffers

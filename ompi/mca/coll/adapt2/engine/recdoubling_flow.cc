@@ -23,7 +23,8 @@ RecDoublingFlow::RecDoublingFlow(Schedule &schedule, int id, const RecDoublingAr
       exchanges_(memory()) {
     plan();
     // tmp_[0]: the partner's data; tmp_[1]: the accumulator when staged
-    if (bytes_ > 0 && (staged_ || !exchanges_.empty())) tmp_ = pool_.borrow(bytes_, staged_ ? 2 : 1, staged_ ? 2 : 1, memory());
+    if (bytes_ > 0 && (staged_ || !exchanges_.empty()))
+        tmp_ = pool_.borrow(bytes_, staged_ ? 2 : 1, staged_ ? 2 : 1, memory());
     if (staged_) {
         result_ = tmp_[1];
         int rc = copy_into_work(a.stage_in, result_);
@@ -38,9 +39,7 @@ void RecDoublingFlow::plan() {
     plan_recdoubling(rank_, size_, [this](adapt2_direct_step_t x) { exchanges_.push_back(x); });
 }
 
-void RecDoublingFlow::start() {
-    begin(0);
-}
+void RecDoublingFlow::start() { begin(0); }
 
 // The result, final: out of the staging buffer into the user's.
 void RecDoublingFlow::unstage() {

@@ -59,10 +59,10 @@ private:
     UserRange stage_out_;
     adapt2_reduction_t op_;
     BufferPool &pool_;
-    BufferPool::Buffers tmp_;        // the partner's data
+    BufferPool::Buffers tmp_;                           // the partner's data
     std::pmr::vector<adapt2_direct_step_t> exchanges_;  // in order; the next starts when one has finished
     size_t current_ = 0;
-    int waiting_ = 0;                // operations of the current exchange in flight
+    int waiting_ = 0;  // operations of the current exchange in flight
 };
 
 }  // namespace adapt2

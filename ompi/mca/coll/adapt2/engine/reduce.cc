@@ -14,9 +14,9 @@
 namespace adapt2 {
 namespace {
 
-ReduceArgs reduce_args(const Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-                       bool in_place, const adapt2_reduction_t &op, int tag,
-                       const adapt2_tree_settings_t &tree, size_t segment_bytes, bool reproducible) {
+ReduceArgs reduce_args(const Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
+                       const adapt2_reduction_t &op, int tag, const adapt2_tree_settings_t &tree, size_t segment_bytes,
+                       bool reproducible) {
     ReduceArgs a;
     a.rank = comm.rank();
     a.tag = tag;
@@ -67,13 +67,13 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
     const BcastPlan &plan = planned.tree;
     Grace **grace = reinterpret_cast<Grace **>(call.grace);
     if (root < 0 || root >= comm.size() || op.unit_bytes == 0) return ADAPT2_STATUS_BAD_PARAM;
-    const bool on_device = (in_place && comm.rank() == root ? result : own).on_device ||
-                           (comm.rank() == root && result.on_device);
+    const bool on_device =
+        (in_place && comm.rank() == root ? result : own).on_device || (comm.rank() == root && result.on_device);
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag,
-                                  settings.tree, plan.segment_bytes, settings.reproducible != 0);
+    ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag, settings.tree,
+                                  plan.segment_bytes, settings.reproducible != 0);
     args.tag_block = flow_tags(settings.tree, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
     args.hello = may_detach(settings.tree, own.bytes);
     args.hello_tag = tag - args.tag_block;
@@ -129,8 +129,8 @@ namespace {
 // The ring works in the result buffer where it is contiguous, else in a
 // pool buffer that it fills from the user's data and delivers from. Its two
 // phases, reduce-scatter then allgather, run in one flow.
-void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-              bool in_place, const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &s) {
+void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result, bool in_place,
+              const adapt2_reduction_t &op, int tag, const adapt2_allreduce_settings_t &s) {
     RingArgs a;
     a.rank = comm.rank();
     a.size = comm.size();
@@ -160,7 +160,7 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
 void add_recdoubling(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
                      bool in_place, const adapt2_reduction_t &op, int tag) {
     RecDoublingArgs a{comm.rank(), comm.size(), tag, in_place ? nullptr : own.contig, result.contig, result.bytes,
-                      op, {}, {}};
+                      op,          {},          {}};
     if (!result.contig || (!in_place && !own.contig)) {
         a.own = a.result = nullptr;
         a.stage_in = {in_place ? result : own, 0, 0, result.bytes};

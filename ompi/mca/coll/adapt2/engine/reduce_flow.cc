@@ -12,8 +12,8 @@
 
 namespace adapt2 {
 
-ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args,
-                       std::shared_ptr<const Tree> tree, BufferPool &pool)
+ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args, std::shared_ptr<const Tree> tree,
+                       BufferPool &pool)
     : TreeFlow(schedule, id, args, std::move(tree), pool, args.own.bytes, args.op.unit_bytes),
       user_own_(args.in_place ? args.result : args.own),
       own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr, 0}) : user_own_),
@@ -62,7 +62,7 @@ void ReduceFlow::plan_slots(int window) {
         Slot &slot = slots_.emplace_back(memory());
         auto first = borrowed_.begin() + i * buffers_per_slot_;
         slot.bufs.assign(first, first + buffers_per_slot_);
-        slot.ready.reserve(children() + 1);   // start_segment() assigns them: no growth then
+        slot.ready.reserve(children() + 1);  // start_segment() assigns them: no growth then
         slot.folded.reserve(children() + 1);
     }
 }
@@ -139,7 +139,8 @@ bool ReduceFlow::locally_done() const {
 void ReduceFlow::copy_own_in() {
     for (int s = 0; s < segments_.count() && !schedule_.failed(); ++s) {
         int rc = copy_into_private(user_own_, segments_.offset(s), segments_.bytes(s), copy_);
-        if (rc != 0) schedule_.fail_conversion(rc, "packing into the detach copy", segments_.offset(s), segments_.bytes(s));
+        if (rc != 0)
+            schedule_.fail_conversion(rc, "packing into the detach copy", segments_.offset(s), segments_.bytes(s));
         ++copied_;
         start_segments();
     }
@@ -282,7 +283,7 @@ const char *ReduceFlow::operand_data(const Slot &slot, int operand) const {
 bool ReduceFlow::adoptable(const Slot &slot, int operand) const {
     if (operand != own_index()) return true;
     if (slot.own_private) return true;  // private copy, or packed into the slot
-    return is_root() && in_place_;        // the result buffer itself
+    return is_root() && in_place_;      // the result buffer itself
 }
 
 // The root copies its first operand straight into a contiguous result
@@ -308,8 +309,8 @@ bool ReduceFlow::fold_first_pair(Slot &slot) {
     note_folded(slot, pair[0]);
     note_folded(slot, pair[1]);
     slot.acc = result_.at(segments_.offset(slot.segment));
-    int rc = op_.combine3(op_.ctx, operand_data(slot, pair[0]), operand_data(slot, pair[1]), slot.acc,
-                          units(slot.segment));
+    int rc =
+        op_.combine3(op_.ctx, operand_data(slot, pair[0]), operand_data(slot, pair[1]), slot.acc, units(slot.segment));
     if (rc != 0) schedule_.fail_combine(rc, slot.segment, units(slot.segment));
     schedule_.trace_combined(id_, slot.segment, segments_.bytes(slot.segment));
     return true;

@@ -57,19 +57,18 @@ class BcastFlow;
 // detached non-root's own data; hello: parents say hello to children;
 // await: a non-root copies only if late past the grace):
 struct ReduceArgs : TreeArgs {
-    adapt2_buffer_t own{};       // this rank's contribution
-    adapt2_buffer_t result{};    // root: where the result goes
-    bool in_place = false;       // root: own data is in `result`
+    adapt2_buffer_t own{};     // this rank's contribution
+    adapt2_buffer_t result{};  // root: where the result goes
+    bool in_place = false;     // root: own data is in `result`
     adapt2_reduction_t op{};
-    bool fixed_order = false;    // non-commutative op or reproducible mode
-    bool gpu_combine = false;    // combine on the GPU (see above); device_pool gives its buffers
+    bool fixed_order = false;  // non-commutative op or reproducible mode
+    bool gpu_combine = false;  // combine on the GPU (see above); device_pool gives its buffers
     BufferPool *device_pool = nullptr;
 };
 
 class ReduceFlow final : public TreeFlow {
 public:
-    ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args, std::shared_ptr<const Tree> tree,
-               BufferPool &pool);
+    ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args, std::shared_ptr<const Tree> tree, BufferPool &pool);
 
     // Root: hand each finished segment to a broadcast (allreduce).
     void feed(BcastFlow *bcast) { feed_ = bcast; }
@@ -86,15 +85,15 @@ private:
     struct Slot {
         explicit Slot(std::pmr::memory_resource *memory) : ready(memory), folded(memory), bufs(memory) {}
         int segment = -1;
-        char *acc = nullptr;         // the partial result so far; null before the first fold
-        std::pmr::vector<uint8_t> ready;  // per operand: its data is here
-        std::pmr::vector<uint8_t> folded; // per operand: combined into acc
-        int folds = 0;               // children() + 1: the segment is fully combined
-        int next_fixed = 0;          // fixed order: position in order_ of the next fold
-        const char *own = nullptr;   // where this segment of own data is
-        bool own_private = false;    // ... in adapt2's memory (a copy or packed)
-        std::pmr::vector<char *> bufs;    // per child: receive buffer; [children]: own/acc buffer
-        char *acc_dev = nullptr;     // GPU combine: the accumulator and the scratch buffer
+        char *acc = nullptr;               // the partial result so far; null before the first fold
+        std::pmr::vector<uint8_t> ready;   // per operand: its data is here
+        std::pmr::vector<uint8_t> folded;  // per operand: combined into acc
+        int folds = 0;                     // children() + 1: the segment is fully combined
+        int next_fixed = 0;                // fixed order: position in order_ of the next fold
+        const char *own = nullptr;         // where this segment of own data is
+        bool own_private = false;          // ... in adapt2's memory (a copy or packed)
+        std::pmr::vector<char *> bufs;     // per child: receive buffer; [children]: own/acc buffer
+        char *acc_dev = nullptr;           // GPU combine: the accumulator and the scratch buffer
         char *scratch_dev = nullptr;
     };
 
@@ -145,19 +144,19 @@ private:
     adapt2_reduction_t op_;
     bool fixed_order_;
     BcastFlow *feed_ = nullptr;
-    bool decided_ = false;            // awaiting leaf: user buffer or copy chosen
-    int own_folded_ = 0;              // segments whose own data is combined
-    std::pmr::vector<int> order_;     // operands sorted by rank (own = children())
+    bool decided_ = false;         // awaiting leaf: user buffer or copy chosen
+    int own_folded_ = 0;           // segments whose own data is combined
+    std::pmr::vector<int> order_;  // operands sorted by rank (own = children())
     std::pmr::vector<Slot> slots_;
-    BufferPool::Buffers borrowed_;    // every staging buffer, given back at the end
+    BufferPool::Buffers borrowed_;  // every staging buffer, given back at the end
     int buffers_per_slot_ = 0;
-    int next_start_ = 0;              // next segment to start
-    int next_send_ = 0;               // non-root: next segment to send up
-    CompletionWindow sent_;           // non-root: sends to the parent completed
-    CompletionWindow released_;       // segments whose slot is free again
-    bool gpu_;                        // combine on the GPU
+    int next_start_ = 0;         // next segment to start
+    int next_send_ = 0;          // non-root: next segment to send up
+    CompletionWindow sent_;      // non-root: sends to the parent completed
+    CompletionWindow released_;  // segments whose slot is free again
+    bool gpu_;                   // combine on the GPU
     BufferPool *device_pool_;
-    BufferPool::Buffers device_bufs_; // GPU combine: every device buffer, given back at the end
+    BufferPool::Buffers device_bufs_;  // GPU combine: every device buffer, given back at the end
 };
 
 }  // namespace adapt2

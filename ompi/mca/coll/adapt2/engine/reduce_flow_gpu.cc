@@ -37,8 +37,7 @@ void ReduceFlow::gpu_combine_child(Slot &slot, int child) {
     if (schedule_.failed()) return;
     schedule_.post_copy(slot.scratch_dev, slot.bufs[child], schedule_.take_copy(id_, s, kChildIn, len));
     schedule_.post_device_reduce(static_cast<DeviceOp>(op_.device_op - 1), static_cast<DeviceType>(op_.device_type - 1),
-                                 slot.scratch_dev, slot.acc_dev, units(s),
-                                 schedule_.take_copy(id_, s, kCombined, len));
+                                 slot.scratch_dev, slot.acc_dev, units(s), schedule_.take_copy(id_, s, kCombined, len));
     schedule_.trace_combined(id_, s, len);
 }
 
@@ -49,7 +48,8 @@ void ReduceFlow::gpu_operand_done(Slot &slot) {
     const int s = slot.segment;
     const size_t len = segments_.bytes(s);
     if (is_root()) {
-        schedule_.post_copy(result_.at(segments_.offset(s)), slot.acc_dev, schedule_.take_copy(id_, s, kResultOut, len));
+        schedule_.post_copy(result_.at(segments_.offset(s)), slot.acc_dev,
+                            schedule_.take_copy(id_, s, kResultOut, len));
     } else {
         slot.folds = 0;  // not sendable until the copy is done (kAccOut)
         schedule_.post_copy(slot.bufs[own_index()], slot.acc_dev, schedule_.take_copy(id_, s, kAccOut, len));

@@ -107,8 +107,7 @@ int start_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &plan,
     const size_t block = call.recv.bytes / static_cast<size_t>(comm.size());
     const int algorithm = plan.algorithm;
     if (comm.logs(20)) {
-        comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1, allgather_name(plan),
-                               plan.algorithm_rule));
+        comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1, allgather_name(plan), plan.algorithm_rule));
     }
     if (algorithm == ADAPT2_ALLGATHER_BRUCK) {
         return start_bruck(comm, call, tag, block);

@@ -74,7 +74,6 @@ RingFlow::Piece RingFlow::piece(int m, bool to_right) const {
 
 bool RingFlow::final_combine(int m) const { return m / k_ == rs_steps_ - 1; }
 
-
 void RingFlow::fill() {
     const UserRange &c = fill_from_;
     int rc = copy_into_work(c, work_);
@@ -105,9 +104,7 @@ void RingFlow::start() {
     post_sends();
 }
 
-bool RingFlow::has_pending_work() const {
-    return landed_.prefix() < messages_ || sent_.prefix() < messages_;
-}
+bool RingFlow::has_pending_work() const { return landed_.prefix() < messages_ || sent_.prefix() < messages_; }
 
 void RingFlow::post_receives() {
     while (!schedule_.failed() && next_recv_ < messages_ && next_recv_ < landed_.prefix() + recv_window_) {

@@ -35,19 +35,19 @@ namespace adapt2 {
 struct RingArgs {
     int rank = 0;
     int size = 1;
-    int tag = 0;                // first of tags_needed(send_window) tags, counting down
-    char *work = nullptr;       // the working buffer: p blocks, contiguous host memory
-    size_t bytes = 0;           // of the working buffer
-    size_t block_bytes = 0;     // each block's size; 0: p blocks of nearly equal element counts
-    size_t unit = 1;            // blocks and segments are cut at multiples of this
-    bool reduce_scatter = true; // the phases this flow runs
+    int tag = 0;                 // first of tags_needed(send_window) tags, counting down
+    char *work = nullptr;        // the working buffer: p blocks, contiguous host memory
+    size_t bytes = 0;            // of the working buffer
+    size_t block_bytes = 0;      // each block's size; 0: p blocks of nearly equal element counts
+    size_t unit = 1;             // blocks and segments are cut at multiples of this
+    bool reduce_scatter = true;  // the phases this flow runs
     bool allgather = true;
-    adapt2_reduction_t op{};    // reduce-scatter only
-    bool fill = false;          // copy `fill_from` into the working buffer at start
+    adapt2_reduction_t op{};  // reduce-scatter only
+    bool fill = false;        // copy `fill_from` into the working buffer at start
     UserRange fill_from;
-    bool deliver = false;       // copy final bytes [to, to + bytes) of work into the user's buffer
+    bool deliver = false;        // copy final bytes [to, to + bytes) of work into the user's buffer
     UserRange deliver_to;        // (`to` is the working-buffer side, `from` the user's offset of `to`)
-    bool work_borrowed = false; // the working buffer came from the pool: give it back at the end
+    bool work_borrowed = false;  // the working buffer came from the pool: give it back at the end
     size_t segment_bytes = 0;
     int recv_window = 4;
     int send_window = 2;
@@ -93,15 +93,15 @@ private:
     int owner_shift_;                   // after reduce-scatter, rank r holds block r + shift
     size_t block_units_, extra_units_;  // blocks of block_units_ (+1 for the first extra_units_)
     size_t segment_bytes_;
-    int k_ = 1;                         // segments per block
-    int messages_ = 0;                  // each way
+    int k_ = 1;         // segments per block
+    int messages_ = 0;  // each way
     bool fill_, deliver_, work_borrowed_;
     UserRange fill_from_, deliver_to_;
     BufferPool &pool_;
-    StagingRing staging_;               // reduce-scatter receives land here first
+    StagingRing staging_;  // reduce-scatter receives land here first
     int next_recv_ = 0, next_send_ = 0;
-    CompletionWindow landed_;           // messages from the left combined or in place
-    CompletionWindow sent_;             // messages to the right completed
+    CompletionWindow landed_;  // messages from the left combined or in place
+    CompletionWindow sent_;    // messages to the right completed
     uint64_t bytes_sent_ = 0;
 };
 

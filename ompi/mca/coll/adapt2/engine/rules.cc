@@ -115,9 +115,12 @@ bool LineParser::number_setting(const std::string &key, const std::string &value
         uint64_t min, max;
     };
     static const Key keys[] = {
-        {"segment_size", &Rule::segment_size, 0, 1u << 30}, {"recv_window", &Rule::recv_window, 1, 64},
-        {"send_window", &Rule::send_window, 1, 64},         {"fanout", &Rule::fanout, 1, 1u << 20},
-        {"radix", &Rule::radix, 2, 1u << 20},               {"chains", &Rule::chains, 1, 1u << 20},
+        {"segment_size", &Rule::segment_size, 0, 1u << 30},
+        {"recv_window", &Rule::recv_window, 1, 64},
+        {"send_window", &Rule::send_window, 1, 64},
+        {"fanout", &Rule::fanout, 1, 1u << 20},
+        {"radix", &Rule::radix, 2, 1u << 20},
+        {"chains", &Rule::chains, 1, 1u << 20},
     };
     for (const Key &k : keys) {
         if (key != k.name) continue;
@@ -128,7 +131,8 @@ bool LineParser::number_setting(const std::string &key, const std::string &value
         rule.*k.field = static_cast<long>(v);
         return true;
     }
-    return fail("unknown setting '" + key + "' (known: algorithm, segment_size, recv_window, send_window, "
+    return fail("unknown setting '" + key +
+                "' (known: algorithm, segment_size, recv_window, send_window, "
                 "fanout, radix, chains, or previous alone)");
 }
 

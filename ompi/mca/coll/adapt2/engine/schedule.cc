@@ -107,7 +107,8 @@ Op *Schedule::take_op(int flow, Op::Kind kind, int segment, int peer_index, size
     if (free_ops_.empty()) {
         fail_call(ADAPT2_STATUS_INTERNAL_ERROR,
                   "internal error: flow %d needs more than the %zu operations it reserved (max_ops() "
-                  "under-counts), at a %s of segment %d", flow, ops_.size(), op_name(kind), segment);
+                  "under-counts), at a %s of segment %d",
+                  flow, ops_.size(), op_name(kind), segment);
         return nullptr;
     }
     Op *op = free_ops_.back();
@@ -144,8 +145,8 @@ int Schedule::post(Op *op, Post transport_call) {
     int rc = transport_call();
     if (rc != 0) {
         --in_flight_;
-        fail_call(rc, "posting a %s of %zu bytes (peer %d, segment %d) failed with error %d",
-                  op_name(op->kind), op->bytes, op->peer, op->segment, rc);
+        fail_call(rc, "posting a %s of %zu bytes (peer %d, segment %d) failed with error %d", op_name(op->kind),
+                  op->bytes, op->peer, op->segment, rc);
         return_op(op);
     }
     return rc;
@@ -181,13 +182,11 @@ int Schedule::post_copy(void *dst, const void *src, Op *op) {
     op->peer = -1;
     DeviceQueue &queue = device_queue();
     device_bytes_ += op->bytes;
-    return post(op, [&] {
-        return device_error(queue.post_copy(dst, src, op->bytes, op->segment % queue.streams(), op));
-    });
+    return post(op,
+                [&] { return device_error(queue.post_copy(dst, src, op->bytes, op->segment % queue.streams(), op)); });
 }
 
-int Schedule::post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count,
-                                 Op *op) {
+int Schedule::post_device_reduce(DeviceOp dop, DeviceType type, const void *in, void *inout, size_t count, Op *op) {
     if (!op) return error_;
     op->peer = -1;
     DeviceQueue &queue = device_queue();
@@ -313,11 +312,11 @@ void Schedule::note_failed_op(const Op &op) {
     if (op.kind == Op::kCopy) {
         int rc = device_error(op.status);
         fail_call(rc, "a GPU copy or combine of segment %d failed: %s", op.segment,
-             mca_coll_adapt2_engine_device_last_error());
+                  mca_coll_adapt2_engine_device_last_error());
         return;
     }
     fail_call(op.status, "a %s of %zu bytes (peer %d, segment %d) completed with error %d", op_name(op.kind), op.bytes,
-         op.peer, op.segment, op.status);
+              op.peer, op.segment, op.status);
 }
 
 // Detaches: the caller gets its buffers back while the flows go on sending
@@ -347,8 +346,7 @@ void Schedule::finish() {
     char failure[400] = "";
     if (status != 0) {
         snprintf(failure, sizeof failure, "rank %d of %d, %s #%u of %zu bytes (root %d): %s", comm_.rank(),
-                 comm_.size(), trace_coll_name(trace_base_.coll), trace_base_.call, call_bytes_, call_root_,
-                 why_);
+                 comm_.size(), trace_coll_name(trace_base_.coll), trace_base_.call, call_bytes_, call_root_, why_);
     }
     recycle();  // `this` may serve another call from here on
     reporting_failure = failure;

@@ -129,7 +129,7 @@ public:
     // `what` says which, e.g. "packing into a staging buffer".
     void fail_conversion(int rc, const char *what, size_t offset, size_t bytes) {
         fail_call(rc, "%s of packed bytes [%zu, %zu) of the user's datatype failed (Open MPI's convertor)", what,
-             offset, offset + bytes);
+                  offset, offset + bytes);
     }
 
     // Tracing (no-ops unless coll_adapt2_trace is on): what the call is,
@@ -161,13 +161,13 @@ private:
     bool reported_ = false;  // done_ has been called
     Grace *grace_ = nullptr;
     int error_ = 0;
-    int in_flight_ = 0;  // posted operations not yet handled
+    int in_flight_ = 0;                // posted operations not yet handled
     uint64_t internode_segments_ = 0;  // sent to other nodes, counted once at the end
     uint64_t internode_bytes_ = 0;
     uint64_t device_bytes_ = 0;     // copied to or from GPU buffers, counted once at the end
     uint64_t device_combines_ = 0;  // segments combined on the GPU
-    CallArena arena_;            // the flows and their arrays, kept across calls
-    std::vector<Flow *> flows_;  // in arena_; the vectors keep their capacity across calls
+    CallArena arena_;               // the flows and their arrays, kept across calls
+    std::vector<Flow *> flows_;     // in arena_; the vectors keep their capacity across calls
     std::vector<Op> ops_;
     std::vector<Op *> free_ops_;
     std::atomic<Op *> inbox_{nullptr};
@@ -176,7 +176,7 @@ private:
     TraceEvent trace_base_{};  // call, coll, comm of this schedule's events
     size_t call_bytes_ = 0;    // what the call is, for error messages
     int call_root_ = -1;
-    char why_[240] = "";       // the first error's reason (no allocation on failure)
+    char why_[240] = "";  // the first error's reason (no allocation on failure)
 };
 
 // A schedule for a new call on `comm`: a kept one (schedule_cache.h) or a

@@ -62,8 +62,8 @@ private:
     int per_block_ = 1;
     size_t slot_bytes_ = 0;
     std::pmr::vector<int> users_;  // per slot
-    int oldest_ = 0;   // first segment still holding a slot
-    int claimed_ = 0;  // segments [0, claimed_) have been claimed
+    int oldest_ = 0;               // first segment still holding a slot
+    int claimed_ = 0;              // segments [0, claimed_) have been claimed
 };
 
 }  // namespace adapt2

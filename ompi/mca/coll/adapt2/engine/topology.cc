@@ -108,7 +108,8 @@ Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root) 
         linker.link(levels.numa, domain_leaders[n], node_leaders[n], kNumaLevel);
     }
     for (size_t n = 0; n < nodes.size(); ++n) {
-        for (size_t d = 0; d < nodes[n].size(); ++d) linker.link(levels.core, nodes[n][d], domain_leaders[n][d], kCoreLevel);
+        for (size_t d = 0; d < nodes[n].size(); ++d)
+            linker.link(levels.core, nodes[n][d], domain_leaders[n][d], kCoreLevel);
     }
     return linker.finish(root);
 }

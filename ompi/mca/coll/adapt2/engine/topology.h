@@ -65,7 +65,7 @@ struct NodeOrder {
     int nodes() const { return static_cast<int>(first.size()) - 1; }
     int ranks_on(int node) const { return first[node + 1] - first[node]; }
     int leader(int node) const { return rank_at[first[node]]; }  // the node's lowest rank
-    bool identity = true;       // rank_at[i] == i (block placement: Topology::nodes_in_blocks)
+    bool identity = true;  // rank_at[i] == i (block placement: Topology::nodes_in_blocks)
 };
 
 // From `topo`, or (empty topology) one node of `size` ranks.

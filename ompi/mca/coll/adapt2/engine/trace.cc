@@ -50,9 +50,9 @@ int Tracer::write(const std::string &prefix) const {
     std::fprintf(f, "t_ns,rank,call,coll,comm,event,flow,segment,peer,bytes\n");
     for (size_t i = 0; i < recorded(); ++i) {
         const TraceEvent &e = events_[i];
-        std::fprintf(f, "%llu,%d,%u,%s,%u,%s,%u,%d,%d,%u\n", static_cast<unsigned long long>(e.t_ns),
-                     world_rank_, e.call, trace_coll_name(e.coll), e.comm, trace_kind_name(e.kind), e.flow,
-                     e.segment, e.peer, e.bytes);
+        std::fprintf(f, "%llu,%d,%u,%s,%u,%s,%u,%d,%d,%u\n", static_cast<unsigned long long>(e.t_ns), world_rank_,
+                     e.call, trace_coll_name(e.coll), e.comm, trace_kind_name(e.kind), e.flow, e.segment, e.peer,
+                     e.bytes);
     }
     return std::fclose(f) == 0 ? 0 : errno;
 }

@@ -17,12 +17,12 @@
 namespace adapt2 {
 
 enum class TraceKind : uint8_t {
-    call_start,   // segment: message bytes (low 31 bits), peer: root
+    call_start,  // segment: message bytes (low 31 bits), peer: root
     post_recv,
     post_send,
-    arrived,      // a receive completed
-    sent,         // a send completed
-    combined,     // a segment folded into the accumulator
+    arrived,   // a receive completed
+    sent,      // a send completed
+    combined,  // a segment folded into the accumulator
     call_done,
     call_detached,  // the call completed for the caller; its sends go on (then call_done)
 };
@@ -35,12 +35,12 @@ enum class TraceColl : uint8_t {
 };
 
 struct TraceEvent {
-    uint64_t t_ns;     // CLOCK_MONOTONIC: comparable between ranks of one host
-    uint32_t call;     // the call's number on its communicator (same on all ranks)
-    uint32_t comm;     // communicator id (Open MPI's context id)
+    uint64_t t_ns;  // CLOCK_MONOTONIC: comparable between ranks of one host
+    uint32_t call;  // the call's number on its communicator (same on all ranks)
+    uint32_t comm;  // communicator id (Open MPI's context id)
     uint32_t bytes;
     int32_t segment;
-    int32_t peer;      // communicator rank
+    int32_t peer;  // communicator rank
     TraceKind kind;
     TraceColl coll;
     uint16_t flow;

@@ -23,16 +23,16 @@ struct Op {
     // hello (detach.h: the peer has entered the call).
     enum Carries : uint8_t { kData, kHello };
 
-    Op *next = nullptr;          // link in the schedule's completion inbox
+    Op *next = nullptr;  // link in the schedule's completion inbox
     Schedule *owner = nullptr;
     int status = 0;
     Kind kind = kSend;
     Carries carries = kData;
-    uint8_t step = 0;            // kCopy: which of its flow's copies it is (the flow's own enum)
-    int32_t flow = 0;            // which flow of the schedule posted it (its index)
+    uint8_t step = 0;  // kCopy: which of its flow's copies it is (the flow's own enum)
+    int32_t flow = 0;  // which flow of the schedule posted it (its index)
     int32_t segment = 0;
-    int32_t peer_index = 0;      // which child/parent slot of the schedule
-    int32_t peer = 0;            // the communicator rank it talks to
+    int32_t peer_index = 0;  // which child/parent slot of the schedule
+    int32_t peer = 0;        // the communicator rank it talks to
     size_t bytes = 0;
 };
 

@@ -20,16 +20,15 @@ std::shared_ptr<const Tree> TreeCache::find_or_build(Matches matches, Build buil
 }
 
 std::shared_ptr<const Tree> TreeCache::get(const TreeSpec &spec, int root) {
-    return find_or_build(
-        [&](const Entry &e) { return !e.multi_level && e.root == root && e.spec == spec; },
-        [&] { return build_tree(spec, size_, root); }, Entry{false, spec, {}, root, nullptr});
+    return find_or_build([&](const Entry &e) { return !e.multi_level && e.root == root && e.spec == spec; },
+                         [&] { return build_tree(spec, size_, root); }, Entry{false, spec, {}, root, nullptr});
 }
 
 std::shared_ptr<const Tree> TreeCache::get_levels(const LevelSpecs &levels, int root) {
     if (topology_.empty()) return get(levels.core, root);
-    return find_or_build(
-        [&](const Entry &e) { return e.multi_level && e.root == root && e.levels == levels; },
-        [&] { return build_level_tree(topology_, levels, root); }, Entry{true, {}, levels, root, nullptr});
+    return find_or_build([&](const Entry &e) { return e.multi_level && e.root == root && e.levels == levels; },
+                         [&] { return build_level_tree(topology_, levels, root); },
+                         Entry{true, {}, levels, root, nullptr});
 }
 
 const NodeOrder &TreeCache::node_order() {

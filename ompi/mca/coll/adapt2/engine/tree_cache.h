@@ -21,8 +21,11 @@ public:
     explicit TreeCache(int comm_size, size_t capacity = 32) : size_(comm_size), capacity_(capacity) {}
     // A communicator whose ranks' places are known (multi-level trees).
     explicit TreeCache(Topology topology, size_t capacity = 32)
-        : size_(topology.size()), capacity_(capacity), topology_(std::move(topology)),
-          nodes_(topology_.empty() ? 1 : topology_.nodes()), nodes_in_blocks_(topology_.nodes_in_blocks()) {}
+        : size_(topology.size()),
+          capacity_(capacity),
+          topology_(std::move(topology)),
+          nodes_(topology_.empty() ? 1 : topology_.nodes()),
+          nodes_in_blocks_(topology_.nodes_in_blocks()) {}
 
     std::shared_ptr<const Tree> get(const TreeSpec &spec, int root);
     // Needs a topology (without one: the flat tree of levels.core).

@@ -22,16 +22,16 @@ namespace adapt2 {
 // The arguments every tree flow takes; BcastArgs and ReduceArgs add theirs.
 struct TreeArgs {
     int rank = 0;
-    int tag = 0;             // first of tags_needed(send_window) tags, counting down
+    int tag = 0;  // first of tags_needed(send_window) tags, counting down
     size_t segment_bytes = 0;
-    int recv_window = 4;     // 1..kMaxWindow: receives ahead (bcast), segments in progress (reduce)
-    int send_window = 2;     // 1..kMaxWindow
-    int tag_block = 0;       // tags of the flow if more than the send window (detach.h)
-    char *copy = nullptr;    // detached: a private copy of the packed data, from copy_pool
+    int recv_window = 4;   // 1..kMaxWindow: receives ahead (bcast), segments in progress (reduce)
+    int send_window = 2;   // 1..kMaxWindow
+    int tag_block = 0;     // tags of the flow if more than the send window (detach.h)
+    char *copy = nullptr;  // detached: a private copy of the packed data, from copy_pool
     BufferPool *copy_pool = nullptr;
-    bool hello = false;      // the call may detach: peers say hello (detach.h)
+    bool hello = false;  // the call may detach: peers say hello (detach.h)
     int hello_tag = 0;
-    bool await = false;      // with a copy at hand: copy only for peers late past the grace
+    bool await = false;  // with a copy at hand: copy only for peers late past the grace
 };
 
 class TreeFlow : public Flow {
@@ -43,8 +43,8 @@ public:
 
 protected:
     // `bytes` of data cut into segments of whole `unit`s.
-    TreeFlow(Schedule &schedule, int id, const TreeArgs &args, std::shared_ptr<const Tree> tree,
-             BufferPool &pool, size_t bytes, size_t unit)
+    TreeFlow(Schedule &schedule, int id, const TreeArgs &args, std::shared_ptr<const Tree> tree, BufferPool &pool,
+             size_t bytes, size_t unit)
         : Flow(schedule, id),
           tag_(args.tag),
           tags_(std::max(tags_needed(args.send_window), std::min(args.tag_block, kMaxWindow))),
@@ -73,9 +73,9 @@ protected:
     const int parent_;
     const Segments segments_;
     BufferPool &pool_;
-    char *const copy_;        // detached: the private copy
+    char *const copy_;  // detached: the private copy
     BufferPool *const copy_pool_;
-    int copied_ = 0;          // detached: segments copied in (or out)
+    int copied_ = 0;  // detached: segments copied in (or out)
     const bool hello_;
     const int hello_tag_;
     const bool await_;

@@ -40,36 +40,36 @@ CUdeviceptr device_ptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p);
 
 // X(member, exported symbol, parameters): every entry point adapt2 uses,
 // under the versioned names the driver exports for the current ABI.
-#define ADAPT2_CUDA_DRIVER(X)                                                                    \
-    X(cuInit, "cuInit", (unsigned flags))                                                        \
-    X(cuGetErrorString, "cuGetErrorString", (CUresult error, const char **text))                 \
-    X(cuDeviceGetCount, "cuDeviceGetCount", (int *count))                                        \
-    X(cuDeviceGet, "cuDeviceGet", (CUdevice * device, int ordinal))                              \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext * ctx, CUdevice device))  \
-    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice device))              \
-    X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext * ctx))                                     \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext ctx))                                       \
-    X(cuCtxGetDevice, "cuCtxGetDevice", (CUdevice * device))                                     \
-    X(cuCtxPushCurrent, "cuCtxPushCurrent_v2", (CUcontext ctx))                                  \
-    X(cuCtxPopCurrent, "cuCtxPopCurrent_v2", (CUcontext * ctx))                                  \
-    X(cuPointerGetAttributes, "cuPointerGetAttributes",                                          \
-      (unsigned count, int *attributes, void **data, CUdeviceptr ptr))                           \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t bytes, unsigned flags))                \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *p))                                                 \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t bytes))                              \
-    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p))                                                \
-    X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned flags))                     \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                                  \
-    X(cuMemcpyAsync, "cuMemcpyAsync", (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s)) \
-    X(cuEventCreate, "cuEventCreate", (CUevent * event, unsigned flags))                         \
-    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))                                      \
-    X(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))                          \
-    X(cuEventQuery, "cuEventQuery", (CUevent event))                                             \
-    X(cuModuleLoadData, "cuModuleLoadData", (CUmodule * module, const void *image))              \
-    X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                                       \
+#define ADAPT2_CUDA_DRIVER(X)                                                                          \
+    X(cuInit, "cuInit", (unsigned flags))                                                              \
+    X(cuGetErrorString, "cuGetErrorString", (CUresult error, const char **text))                       \
+    X(cuDeviceGetCount, "cuDeviceGetCount", (int *count))                                              \
+    X(cuDeviceGet, "cuDeviceGet", (CUdevice * device, int ordinal))                                    \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext * ctx, CUdevice device))        \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice device))                    \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext * ctx))                                           \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext ctx))                                             \
+    X(cuCtxGetDevice, "cuCtxGetDevice", (CUdevice * device))                                           \
+    X(cuCtxPushCurrent, "cuCtxPushCurrent_v2", (CUcontext ctx))                                        \
+    X(cuCtxPopCurrent, "cuCtxPopCurrent_v2", (CUcontext * ctx))                                        \
+    X(cuPointerGetAttributes, "cuPointerGetAttributes",                                                \
+      (unsigned count, int *attributes, void **data, CUdeviceptr ptr))                                 \
+    X(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t bytes, unsigned flags))                      \
+    X(cuMemFreeHost, "cuMemFreeHost", (void *p))                                                       \
+    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t bytes))                                    \
+    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p))                                                      \
+    X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned flags))                           \
+    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                                        \
+    X(cuMemcpyAsync, "cuMemcpyAsync", (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s))    \
+    X(cuEventCreate, "cuEventCreate", (CUevent * event, unsigned flags))                               \
+    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))                                            \
+    X(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))                                \
+    X(cuEventQuery, "cuEventQuery", (CUevent event))                                                   \
+    X(cuModuleLoadData, "cuModuleLoadData", (CUmodule * module, const void *image))                    \
+    X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                                             \
     X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction * f, CUmodule module, const char *name)) \
-    X(cuLaunchKernel, "cuLaunchKernel",                                                          \
-      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
+    X(cuLaunchKernel, "cuLaunchKernel",                                                                \
+      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,     \
        unsigned shared_bytes, CUstream stream, void **params, void **extra))
 
 struct CudaDriver {
@@ -251,8 +251,7 @@ void CudaBackend::destroy_stream(DeviceStream s) {
 
 int CudaBackend::copy_async(void *dst, const void *src, size_t bytes, DeviceStream s) {
     if (bytes == 0) return kDeviceOk;
-    return in_context(
-        [&](const CudaDriver &d) { return d.cuMemcpyAsync(device_ptr(dst), device_ptr(src), bytes, s); });
+    return in_context([&](const CudaDriver &d) { return d.cuMemcpyAsync(device_ptr(dst), device_ptr(src), bytes, s); });
 }
 
 int CudaBackend::create_event(DeviceEvent *out) {
@@ -320,8 +319,7 @@ std::string CudaBackend::kernel_status() {
     return module_tried_ ? kernel_status_ : "not loaded yet";
 }
 
-int CudaBackend::reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count,
-                              DeviceStream s) {
+int CudaBackend::reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, DeviceStream s) {
     return in_context([&](const CudaDriver &d) {
         CUfunction f = kernel(op, type);
         if (!f) return static_cast<int>(kDeviceNoKernel);

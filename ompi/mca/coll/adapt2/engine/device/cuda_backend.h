@@ -56,8 +56,7 @@ public:
     void destroy_stream(DeviceStream s) override;
     int copy_async(void *dst, const void *src, size_t bytes, DeviceStream s) override;
     bool can_reduce(DeviceOp op, DeviceType type) override;
-    int reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count,
-                     DeviceStream s) override;
+    int reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, DeviceStream s) override;
     int create_event(DeviceEvent *out) override;
     void destroy_event(DeviceEvent e) override;
     int record_event(DeviceEvent e, DeviceStream s) override;

@@ -13,12 +13,10 @@ namespace adapt2 {
 size_t device_type_size(DeviceType t) {
     switch (t) {
 #define ADAPT2_TYPE_SIZE_CASE(unused, name, T) \
-    case DeviceType::name:                     \
-        return sizeof(T);
+    case DeviceType::name: return sizeof(T);
         ADAPT2_DEVICE_TYPES(ADAPT2_TYPE_SIZE_CASE)
 #undef ADAPT2_TYPE_SIZE_CASE
-        case DeviceType::count_:
-            break;
+    case DeviceType::count_: break;
     }
     return 0;
 }

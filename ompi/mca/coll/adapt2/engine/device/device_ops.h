@@ -24,21 +24,34 @@ enum class DeviceOp : uint8_t { sum, prod, max, min, land, lor, lxor, band, bor,
 // Pair types (MPI_FLOAT_INT, ...) are structs {value; int index;} laid out
 // as MPI defines them; only MINLOC/MAXLOC apply to them.
 enum class DeviceType : uint8_t {
-    int8, uint8, int16, uint16, int32, uint32, int64, uint64, float32, float64,
-    float_int, double_int, long_int, int_int, short_int,
+    int8,
+    uint8,
+    int16,
+    uint16,
+    int32,
+    uint32,
+    int64,
+    uint64,
+    float32,
+    float64,
+    float_int,
+    double_int,
+    long_int,
+    int_int,
+    short_int,
     count_
 };
 
 inline const char *device_op_name(DeviceOp op) {
-    static const char *const names[] = {"sum", "prod", "max", "min", "land", "lor",
+    static const char *const names[] = {"sum",  "prod", "max", "min",  "land",   "lor",
                                         "lxor", "band", "bor", "bxor", "minloc", "maxloc"};
     return names[static_cast<int>(op)];
 }
 
 inline const char *device_type_name(DeviceType t) {
-    static const char *const names[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32",
-                                        "int64", "uint64", "float32", "float64", "float_int",
-                                        "double_int", "long_int", "int_int", "short_int"};
+    static const char *const names[] = {"int8",      "uint8",      "int16",    "uint16",  "int32",
+                                        "uint32",    "int64",      "uint64",   "float32", "float64",
+                                        "float_int", "double_int", "long_int", "int_int", "short_int"};
     return names[static_cast<int>(t)];
 }
 

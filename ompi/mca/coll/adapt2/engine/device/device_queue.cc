@@ -5,7 +5,9 @@
 namespace adapt2 {
 
 DeviceQueue::DeviceQueue(DeviceBackend &backend, int streams, int capacity)
-    : backend_(backend), streams_(streams > 0 ? streams : 1), slots_(capacity > 0 ? capacity : 1),
+    : backend_(backend),
+      streams_(streams > 0 ? streams : 1),
+      slots_(capacity > 0 ? capacity : 1),
       reports_(slots_.size()) {}
 
 DeviceQueue::~DeviceQueue() {
@@ -70,14 +72,12 @@ int DeviceQueue::post(int stream, void *token, Issue issue) {
 }
 
 int DeviceQueue::post_copy(void *dst, const void *src, size_t bytes, int stream, void *token) {
-    return post(stream, token,
-                [&](DeviceStream s) { return backend_.copy_async(dst, src, bytes, s); });
+    return post(stream, token, [&](DeviceStream s) { return backend_.copy_async(dst, src, bytes, s); });
 }
 
 int DeviceQueue::post_reduce(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, int stream,
                              void *token) {
-    return post(stream, token,
-                [&](DeviceStream s) { return backend_.reduce_async(op, type, in, inout, count, s); });
+    return post(stream, token, [&](DeviceStream s) { return backend_.reduce_async(op, type, in, inout, count, s); });
 }
 
 // A stream's events pass in order, so only its oldest pending one is asked:

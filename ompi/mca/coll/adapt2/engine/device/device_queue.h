@@ -55,8 +55,7 @@ public:
     int post_copy(void *dst, const void *src, size_t bytes, int stream, void *token);
     // inout <- in op inout on the device. kDeviceNoKernel (nothing queued,
     // the token will not be reported): reduce on the host instead.
-    int post_reduce(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, int stream,
-                    void *token);
+    int post_reduce(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, int stream, void *token);
 
     // Reports finished tokens through done(ctx, token, status); returns how
     // many. Never blocks on the device.

@@ -27,9 +27,9 @@ void set_device_backend(DeviceBackend *backend);
 
 // Limits of each communicator's device state (MCA parameters in production).
 struct DeviceLimits {
-    int streams = 4;                    // copies of segments s and s+1 run on different streams
-    int queue_capacity = 1024;          // device operations outstanding per communicator
-    size_t pinned_max_bytes = 64 << 20; // pinned staging buffers per communicator
+    int streams = 4;                     // copies of segments s and s+1 run on different streams
+    int queue_capacity = 1024;           // device operations outstanding per communicator
+    size_t pinned_max_bytes = 64 << 20;  // pinned staging buffers per communicator
 };
 void set_device_limits(const DeviceLimits &limits);
 DeviceLimits device_limits();

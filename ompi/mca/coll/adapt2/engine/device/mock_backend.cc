@@ -13,10 +13,9 @@ namespace {
 // The mock's "kernels": the host twins of the real ones (reduce_functors.h is
 // compiled into both), run element by element when the stream gets there.
 void mock_reduce(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count) {
-#define ADAPT2_MOCK_KERNEL(o, t, T)                                                                   \
-    if (op == DeviceOp::o && type == DeviceType::t)                                                   \
-        return reduce::reduce_strided<reduce::op_##o>(static_cast<const T *>(in), static_cast<T *>(inout), \
-                                                      0, count, 1);
+#define ADAPT2_MOCK_KERNEL(o, t, T)                 \
+    if (op == DeviceOp::o && type == DeviceType::t) \
+        return reduce::reduce_strided<reduce::op_##o>(static_cast<const T *>(in), static_cast<T *>(inout), 0, count, 1);
     ADAPT2_DEVICE_KERNELS(ADAPT2_MOCK_KERNEL)
 #undef ADAPT2_MOCK_KERNEL
 }
@@ -80,7 +79,8 @@ bool MockBackend::fits(const void *p, size_t bytes) const {
 MemoryType MockBackend::memory_type(const void *p, int *device_ordinal) {
     std::lock_guard<std::mutex> guard(lock_);
     const Allocation *a = config_.available ? find(p, nullptr) : nullptr;
-    const bool foreign_device = !a && config_.available && config_.foreign_is_device && !pinned_.count(const_cast<void *>(p));
+    const bool foreign_device =
+        !a && config_.available && config_.foreign_is_device && !pinned_.count(const_cast<void *>(p));
     if (device_ordinal) *device_ordinal = a || foreign_device ? 0 : -1;
     if (foreign_device) return MemoryType::device;
     return a ? a->type : MemoryType::host;
@@ -180,8 +180,7 @@ bool MockBackend::can_reduce(DeviceOp op, DeviceType type) {
     return config_.available && config_.kernels && device_op_supported(op, type);
 }
 
-int MockBackend::reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count,
-                              DeviceStream s) {
+int MockBackend::reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, DeviceStream s) {
     if (!can_reduce(op, type)) return config_.available ? kDeviceNoKernel : kDeviceUnavailable;
     std::lock_guard<std::mutex> guard(lock_);
     size_t bytes = count * device_type_size(type);

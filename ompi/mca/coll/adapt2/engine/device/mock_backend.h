@@ -40,13 +40,13 @@ public:
 
     struct Config {
         bool available = true;
-        bool kernels = true;         // false: every reduce_async is kDeviceNoKernel
+        bool kernels = true;  // false: every reduce_async is kDeviceNoKernel
         Policy policy = Policy::immediate;
-        int late_polls = 3;          // late: pending answers before an event passes
-        uint32_t seed = 1;           // random: each query passes with probability 1/2
-        long fail_post = 0;          // the k-th copy_async/reduce_async fails (1-based; 0: none)
-        long fail_query = 0;         // the k-th query_event fails
-        long fail_alloc = 0;         // the k-th alloc_pinned/alloc_device fails
+        int late_polls = 3;   // late: pending answers before an event passes
+        uint32_t seed = 1;    // random: each query passes with probability 1/2
+        long fail_post = 0;   // the k-th copy_async/reduce_async fails (1-based; 0: none)
+        long fail_query = 0;  // the k-th query_event fails
+        long fail_alloc = 0;  // the k-th alloc_pinned/alloc_device fails
         // Every pointer it did not allocate as pinned is device memory (the
         // component's coll_adapt2_device_mock: MPI tests of device staging
         // on machines without a GPU).
@@ -68,8 +68,7 @@ public:
     void destroy_stream(DeviceStream s) override;
     int copy_async(void *dst, const void *src, size_t bytes, DeviceStream s) override;
     bool can_reduce(DeviceOp op, DeviceType type) override;
-    int reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count,
-                     DeviceStream s) override;
+    int reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, DeviceStream s) override;
     int create_event(DeviceEvent *out) override;
     void destroy_event(DeviceEvent e) override;
     int record_event(DeviceEvent e, DeviceStream s) override;
@@ -79,11 +78,11 @@ public:
     // For tests.
     int alloc_managed(size_t bytes, void **out);
     void free_managed(void *p) { free_device(p); }
-    void run_all();                 // runs every queued operation now (a device "catching up")
-    size_t pinned_bytes() const;    // live pinned allocations
-    size_t device_bytes() const;    // live device and managed allocations
-    long bad_frees() const;         // frees of pointers that were not allocated as that kind
-    long queued_ops() const;        // copies and reductions not run yet
+    void run_all();               // runs every queued operation now (a device "catching up")
+    size_t pinned_bytes() const;  // live pinned allocations
+    size_t device_bytes() const;  // live device and managed allocations
+    long bad_frees() const;       // frees of pointers that were not allocated as that kind
+    long queued_ops() const;      // copies and reductions not run yet
 
 private:
     struct Stream;

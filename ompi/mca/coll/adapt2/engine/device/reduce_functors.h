@@ -31,13 +31,28 @@
 namespace adapt2 {
 
 // MPI's pair types: {value; int index;}, the layout of MPI_FLOAT_INT etc.
-struct float_int { float v; int i; };
-struct double_int { double v; int i; };
-struct long_int { long v; int i; };
-struct int_int { int v; int i; };
-struct short_int { short v; int i; };
-static_assert(sizeof(float_int) == 8 && sizeof(double_int) == 16 && sizeof(long_int) == 16 &&
-                  sizeof(int_int) == 8 && sizeof(short_int) == 8,
+struct float_int {
+    float v;
+    int i;
+};
+struct double_int {
+    double v;
+    int i;
+};
+struct long_int {
+    long v;
+    int i;
+};
+struct int_int {
+    int v;
+    int i;
+};
+struct short_int {
+    short v;
+    int i;
+};
+static_assert(sizeof(float_int) == 8 && sizeof(double_int) == 16 && sizeof(long_int) == 16 && sizeof(int_int) == 8 &&
+                  sizeof(short_int) == 8,
               "pair layout differs from MPI's");
 
 namespace reduce {
@@ -50,40 +65,70 @@ template <class T>
 using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 struct op_sum {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) {
-        if constexpr (std::is_integral_v<T>) return T(wrap_t<T>(inout) + wrap_t<T>(in));
-        else return inout + in;
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        if constexpr (std::is_integral_v<T>)
+            return T(wrap_t<T>(inout) + wrap_t<T>(in));
+        else
+            return inout + in;
     }
 };
 struct op_prod {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) {
-        if constexpr (std::is_integral_v<T>) return T(wrap_t<T>(inout) * wrap_t<T>(in));
-        else return inout * in;
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        if constexpr (std::is_integral_v<T>)
+            return T(wrap_t<T>(inout) * wrap_t<T>(in));
+        else
+            return inout * in;
     }
 };
 struct op_max {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return inout > in ? inout : in; }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return inout > in ? inout : in;
+    }
 };
 struct op_min {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return inout < in ? inout : in; }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return inout < in ? inout : in;
+    }
 };
 struct op_land {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return T(inout && in); }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return T(inout && in);
+    }
 };
 struct op_lor {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return T(inout || in); }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return T(inout || in);
+    }
 };
 struct op_lxor {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return T(bool(inout) != bool(in)); }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return T(bool(inout) != bool(in));
+    }
 };
 struct op_band {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return T(inout & in); }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return T(inout & in);
+    }
 };
 struct op_bor {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return T(inout | in); }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return T(inout | in);
+    }
 };
 struct op_bxor {
-    template <class T> static ADAPT2_HD T apply(const T &in, const T &inout) { return T(inout ^ in); }
+    template <class T>
+    static ADAPT2_HD T apply(const T &in, const T &inout) {
+        return T(inout ^ in);
+    }
 };
 
 // MINLOC/MAXLOC: `in` replaces inout where its value is strictly better;
@@ -91,10 +136,13 @@ struct op_bxor {
 // never better nor equal, so inout stays.
 template <bool Max>
 struct op_loc {
-    template <class P> static ADAPT2_HD P apply(const P &in, const P &inout) {
+    template <class P>
+    static ADAPT2_HD P apply(const P &in, const P &inout) {
         bool better;
-        if constexpr (Max) better = in.v > inout.v;
-        else better = in.v < inout.v;
+        if constexpr (Max)
+            better = in.v > inout.v;
+        else
+            better = in.v < inout.v;
         if (better) return in;
         P r = inout;
         if (in.v == inout.v && in.i < inout.i) r.i = in.i;
@@ -120,6 +168,8 @@ ADAPT2_HD void reduce_strided(const T *in, T *inout, unsigned long long first, u
 // tests are generated from one list. It must equal device_op_supported();
 // test_device_ops checks that it does. K(op, type_name, C type) is called
 // once per kernel; op and type_name are DeviceOp / DeviceType enumerators.
+// (laid out by hand)
+// clang-format off
 #define ADAPT2_DEVICE_INT_TYPES(F, K)                                                               \
     F(K, int8, int8_t) F(K, uint8, uint8_t) F(K, int16, int16_t) F(K, uint16, uint16_t)             \
     F(K, int32, int32_t) F(K, uint32, uint32_t) F(K, int64, int64_t) F(K, uint64, uint64_t)
@@ -143,5 +193,6 @@ ADAPT2_HD void reduce_strided(const T *in, T *inout, unsigned long long first, u
 // Every type once: F(unused, type_name, C type).
 #define ADAPT2_DEVICE_TYPES(F)                                                                      \
     ADAPT2_DEVICE_INT_TYPES(F, ~) ADAPT2_DEVICE_FLOAT_TYPES(F, ~) ADAPT2_DEVICE_PAIR_TYPES(F, ~)
+// clang-format on
 
 #endif
