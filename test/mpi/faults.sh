@@ -16,7 +16,7 @@ LIMIT=${ADAPT2_FAULT_LIMIT:-10}
 # As long as mpirun may take at most: a hang is caught, not waited out.
 TIMEOUT=${ADAPT2_TEST_TIMEOUT:-60}
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK" "$LOG"' EXIT
+trap 'rm -rf "$WORK" "$LOG" "$RANKS"' EXIT
 SEED=${ADAPT2_FAULT_SEED:-$((RANDOM % 1000 + 1))}
 echo "seed $SEED (ADAPT2_FAULT_SEED=$SEED repeats the delays)"
 case_no=0

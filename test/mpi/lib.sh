@@ -46,7 +46,13 @@ BIN="$ADAPT2_BUILDDIR/test/mpi"
 passed=0
 failed=0
 LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+# Each rank's own output of the last run, kept apart (mpirun --output-filename
+# RANKS: RANKS/<job>/rank.<n>/stdout and stderr). $LOG has it all as mpirun
+# forwarded it, and under load mpirun forwards a rank's output in pieces that
+# may interleave with another rank's (a line cut in two by another's: CI lost
+# 1-4 of 144 verbose lines so); lines are counted here.
+RANKS=$(mktemp -d)
+trap 'rm -rf "$LOG" "$RANKS"' EXIT
 
 # check NAME NP [mpirun flags...] -- PROGRAM [args...]
 check() {
@@ -56,7 +62,9 @@ check() {
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
     shift
     local start=$SECONDS rc=0
-    timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS -np "$np" "${flags[@]}" "$@" >"$LOG" 2>&1 || rc=$?
+    rm -rf "${RANKS:?}"/*
+    timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS --output-filename "$RANKS" -np "$np" "${flags[@]}" "$@" \
+        >"$LOG" 2>&1 || rc=$?
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
         echo "ok   $name ($((SECONDS - start)) s)"
@@ -69,10 +77,13 @@ check() {
 }
 
 # matched NAME PATTERN COUNT: whether the last run printed PATTERN (extended
-# regex) exactly COUNT times; says what it saw when not.
+# regex) exactly COUNT times; says what it saw when not. Counted in the
+# ranks' own output, or in what mpirun printed itself when no rank printed it
+# (Open MPI's help messages, which mpirun prints for the ranks).
 matched() {
     local seen
-    seen=$(grep -cE -- "$2" "$LOG")
+    seen=$(cat "$RANKS"/*/rank.*/std* 2>/dev/null | grep -cE -- "$2")
+    [ "$seen" -gt 0 ] || seen=$(grep -cE -- "$2" "$LOG")
     [ "$seen" -eq "$3" ] && return 0
     echo "FAIL $1: expected $3 lines matching /$2/, saw $seen:"
     sed 's/^/    /' "$LOG" | head -20

@@ -34,7 +34,7 @@ TIMEOUT=${ADAPT2_TEST_TIMEOUT:-60}
 OMPI_INFO=${OMPI_INFO:-ompi_info}
 NP=2
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK" "$LOG"' EXIT
+trap 'rm -rf "$WORK" "$LOG" "$RANKS"' EXIT
 cd "$WORK" || exit 1 # trace files land here
 
 LONG_MAX=9223372036854775807

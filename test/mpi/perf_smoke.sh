@@ -11,7 +11,7 @@ unset OMPI_MCA_coll_adapt2_priority OMPI_MCA_mca_base_component_path
 BENCH="$ADAPT2_BUILDDIR/perf/adapt2_bench"
 COMPARE="$ADAPT2_SRCDIR/perf/compare.py"
 OUT=$(mktemp -d)
-trap 'rm -rf "$OUT" "$LOG"' EXIT
+trap 'rm -rf "$OUT" "$LOG" "$RANKS"' EXIT
 
 expect_exit() { # NAME WANTED_STATUS PATTERN CMD...
     local name=$1 want=$2 pattern=$3 rc=0

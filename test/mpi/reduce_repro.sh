@@ -9,7 +9,7 @@
 # Results are also checked against a rounding-error bound of the exact sum.
 . "$(dirname "$0")/lib.sh"
 DIGESTS=$(mktemp -d)
-trap 'rm -rf "$DIGESTS" "$LOG"' EXIT
+trap 'rm -rf "$DIGESTS" "$LOG" "$RANKS"' EXIT
 FLOATS=float,double,ldouble,fcomplex,dcomplex,ldcomplex
 
 # same_digests NAME A B: two runs' digests must match.

@@ -6,7 +6,7 @@
 # the files into Chrome trace JSON and a PNG timeline.
 . "$(dirname "$0")/lib.sh"
 DIR=$(mktemp -d)
-trap 'rm -rf "$DIR" "$LOG"' EXIT
+trap 'rm -rf "$DIR" "$LOG" "$RANKS"' EXIT
 
 # A binomial bcast of 1,000,000 bytes in 65,536-byte segments (16 segments)
 # at np 4 from root 0: ranks 1-3 each receive 16 segments; rank 0 sends

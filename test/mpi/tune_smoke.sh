@@ -14,7 +14,7 @@ BENCH="$ADAPT2_BUILDDIR/perf/adapt2_bench"
 TUNE="$ADAPT2_SRCDIR/contrib/adapt2-tune"
 OUT=$(mktemp -d)
 ERR=$(mktemp)
-trap 'rm -rf "$OUT" "$LOG" "$ERR"' EXIT
+trap 'rm -rf "$OUT" "$LOG" "$ERR" "$RANKS"' EXIT
 
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
 fail() { # NAME FILE...: says why, shows the files
