@@ -9,11 +9,19 @@
 #                                then the sanitizer build's (ASan + UBSan) subset
 #   contrib/adapt2.sh --build    install packages and build only
 # Environment: BUILD_DIR (default ./build), JOBS (default: number of cores),
-# ADAPT2_CONFIGURE_FLAGS (extra flags for configure).
+# ADAPT2_CONFIGURE_FLAGS (extra flags for configure), ADAPT2_OMPI=5 (--test and
+# --build against Open MPI 5.0: contrib/ompi5.sh builds it once into
+# /opt/ompi5; BUILD_DIR defaults to ./build-ompi5; no sanitizer build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
-BUILD_DIR=${BUILD_DIR:-$SRC/build}
+OMPI_SERIES=${ADAPT2_OMPI:-4}
+case $OMPI_SERIES in
+    4) BUILD_DIR=${BUILD_DIR:-$SRC/build} ;;
+    5) BUILD_DIR=${BUILD_DIR:-$SRC/build-ompi5} ;;
+    *) echo "contrib/adapt2.sh: ADAPT2_OMPI must be 4 (Debian 12's 4.1.4, the default) or 5, not '$OMPI_SERIES'" >&2
+       exit 2 ;;
+esac
 SANITIZE_DIR=${SANITIZE_DIR:-$BUILD_DIR-sanitize}
 JOBS=${JOBS:-$(nproc)}
 mode=${1:-run}
@@ -95,10 +103,24 @@ check_in() {
     return $rc
 }
 
+# Open MPI 5.0 (ADAPT2_OMPI=5): built or reused by contrib/ompi5.sh, first on
+# the PATH (mpirun, ompi_info) and the one configure finds.
+use_ompi5() {
+    local prefix
+    echo "== Open MPI 5.0 (contrib/ompi5.sh: built once, then reused)"
+    prefix=$("$SRC/contrib/ompi5.sh" | tee /dev/stderr | tail -n 1)
+    export PATH="$prefix/bin:$PATH"
+    ADAPT2_CONFIGURE_FLAGS="MPICC=$prefix/bin/mpicc OMPI_INFO=$prefix/bin/ompi_info MPIRUN=$prefix/bin/mpirun ${ADAPT2_CONFIGURE_FLAGS:-}"
+}
+
 run_tests() {
     local rc=0
-    echo "== running the test suite (make check)"
+    echo "== running the test suite (make check) against Open MPI $(ompi_info --parsable | sed -n 's/^ompi:version:full://p')"
     check_in "$BUILD_DIR" check || rc=$?
+    if [ "$OMPI_SERIES" = 5 ]; then
+        summarize
+        return $rc
+    fi
     echo "== AddressSanitizer + UBSan build: unit tests and an MPI subset (make check-sanitizers)"
     # configured and built only as far as check-sanitizers needs
     (BUILD_TARGETS=mca_coll_adapt2.la build "$SANITIZE_DIR" --enable-sanitizers) &&
@@ -123,10 +145,15 @@ run_benchmark() {
         --seeds 1,2 --iters 100 "${@}"
 }
 
+[ "$OMPI_SERIES" = 5 ] && case "$mode" in
+    --test | --build) install_packages; use_ompi5 ;;
+    -h | --help) ;;
+    *) echo "contrib/adapt2.sh: ADAPT2_OMPI=5 goes with --test or --build" >&2; exit 2 ;;
+esac
 case "$mode" in
     --test) install_packages; build; run_tests ;;
     --build) install_packages; build ;;
     run|--run) shift || true; install_packages; build; install_component; run_benchmark "$@" ;;
-    -h|--help) sed -n '4,12p' "$0" ;;
+    -h|--help) sed -n '4,14p' "$0" ;;
     *) echo "usage: contrib/adapt2.sh [--test|--build|--run [compare.py options]]" >&2; exit 2 ;;
 esac

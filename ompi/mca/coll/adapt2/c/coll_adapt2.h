@@ -17,6 +17,7 @@
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/request/request.h"
 #include "opal/datatype/opal_convertor.h"
+#include "coll_adapt2_series.h" /* what differs between Open MPI 4.1 and 5.0 */
 
 #include "../adapt2_bridge.h"
 
@@ -39,7 +40,7 @@ typedef struct mca_coll_adapt2_param_values_t {
 } mca_coll_adapt2_param_values_t;
 
 typedef struct mca_coll_adapt2_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    adapt2_coll_component_t super;
     int output;                /* opal_output stream for verbose messages */
     opal_free_list_t requests; /* mca_coll_adapt2_request_t, reused: no allocation per call */
     bool thread_multiple;      /* MPI_THREAD_MULTIPLE at MPI_Init (MPI_T_init_thread
@@ -48,7 +49,7 @@ typedef struct mca_coll_adapt2_component_t {
     mca_coll_adapt2_param_values_t values;
 } mca_coll_adapt2_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
+ADAPT2_COMPONENT_EXPORT extern mca_coll_adapt2_component_t mca_coll_adapt2_component;
 
 /* What the module falls back to: the function and module that were installed
  * on the communicator before adapt2 was enabled. */

@@ -17,7 +17,7 @@ mca_coll_adapt2_component_t mca_coll_adapt2_component = {
         {
             .collm_version =
                 {
-                    MCA_COLL_BASE_VERSION_2_0_0,
+                    ADAPT2_COLL_BASE_VERSION,
                     .mca_component_name = "adapt2",
                     MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
                     .mca_open_component = adapt2_open,

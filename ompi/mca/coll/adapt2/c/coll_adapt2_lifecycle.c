@@ -132,7 +132,7 @@ static void describe_layout(mca_coll_adapt2_module_t *module, ompi_communicator_
     adapt2_comm_shape_t shape;
     mca_coll_adapt2_engine_comm_shape(module->engine, &shape);
     module->multi_level = shape.multi_level != 0;
-    module->cid = comm->c_contextid;
+    module->cid = adapt2_comm_cid(comm);
     ADAPT2_VERBOSE(10, "(%s) %d rank(s) on %d node(s)%s; multi-level trees %s", comm->c_name, ompi_comm_size(comm),
                    shape.nodes, ADAPT2_STRING(nodes)[0] ? " (declared by coll_adapt2_nodes)" : "",
                    module->multi_level ? "apply (coll_adapt2_topology)" : "do not apply");
@@ -168,7 +168,7 @@ adapt2_engine_comm_t *mca_coll_adapt2_module_engine(mca_coll_adapt2_module_t *mo
     adapt2_comm_settings_t s = {
         .rank = ompi_comm_rank(comm),
         .size = ompi_comm_size(comm),
-        .comm_id = comm->c_contextid,
+        .comm_id = adapt2_comm_cid(comm),
         .pool_max_bytes = (size_t) ADAPT2_LONG(pool_max_bytes),
         .detach_max_bytes = (size_t) ADAPT2_LONG(detach_max_bytes),
         .schedule_cache = ADAPT2_INT(schedule_cache),

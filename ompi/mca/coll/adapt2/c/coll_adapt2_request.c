@@ -97,7 +97,7 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
      * Open MPI's datatype retention fills (MPI_Ibcast & co.). */
     req->nbc.cb.req_complete_cb = NULL;
     req->nbc.req_complete_cb_data = NULL;
-    req->nbc.data.objs.objs[0] = req->nbc.data.objs.objs[1] = NULL;
+    adapt2_nbc_forget_retained(&req->nbc);
     req->nbc.super.req_state = OMPI_REQUEST_ACTIVE;
     req->nbc.super.req_type = OMPI_REQUEST_COLL;
     req->nbc.super.req_free = request_free;

@@ -18,8 +18,6 @@
 
 #include "coll_adapt2.h"
 
-#include "opal/threads/mutex.h"
-
 #define ADAPT2_REPORT_RANKS 8 /* ranks named in a mismatch report; then "and more" */
 
 typedef struct rules_check_t {

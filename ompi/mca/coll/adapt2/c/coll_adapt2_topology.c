@@ -22,7 +22,6 @@
 #include "coll_adapt2.h"
 
 #include "ompi/proc/proc.h"
-#include "opal/mca/pmix/pmix.h"
 #include "opal/util/proc.h"
 
 /* The multi-level parts of a call's tree settings. */
@@ -160,10 +159,7 @@ static bool numa_of_local_ranks(ompi_communicator_t *comm, int size, const int *
         }
         ompi_proc_t *proc = ompi_comm_peer_lookup(comm, r);
         char *loc = NULL;
-        int rc = OPAL_ERR_NOT_FOUND;
-        if (proc) {
-            OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_LOCALITY_STRING, &proc->super.proc_name, &loc, OPAL_STRING);
-        }
+        int rc = proc ? adapt2_locality_string(proc, &loc) : OPAL_ERR_NOT_FOUND;
         numa[r] = OPAL_SUCCESS == rc ? domain_in_locality(loc) : -1;
         free(loc);
         if (numa[r] < 0) {

@@ -415,7 +415,7 @@ static ucx_comm_t *comm_create(ompi_communicator_t *comm, const unsigned char *a
     if (NULL == c) {
         return NULL;
     }
-    c->cid_bits = (uint64_t) comm->c_contextid << (TAG_BITS + RANK_BITS);
+    c->cid_bits = (uint64_t) adapt2_comm_cid(comm) << (TAG_BITS + RANK_BITS);
     c->rank = ompi_comm_rank(comm);
     c->size = size;
     worker_lock();
@@ -482,7 +482,7 @@ static int agree(ompi_communicator_t *comm, int ok, int *all_ok)
 
 static bool fits_tag_layout(ompi_communicator_t *comm)
 {
-    return comm->c_contextid < (UINT32_C(1) << CID_BITS) && ompi_comm_size(comm) <= (1 << RANK_BITS);
+    return adapt2_comm_cid(comm) < (UINT32_C(1) << CID_BITS) && ompi_comm_size(comm) <= (1 << RANK_BITS);
 }
 
 /* Exchanges {ok, address length}, then the addresses, padded to the
