@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
+. contrib/packages.sh
 OMPI_SERIES=${ADAPT2_OMPI:-4}
 case $OMPI_SERIES in
     4) BUILD_DIR=${BUILD_DIR:-$SRC/build} ;;
@@ -29,19 +30,6 @@ mode=${1:-run}
 PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin clang-format
 libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox iproute2"
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-
-install_packages() {
-    local missing=()
-    for p in $PACKAGES; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-    done
-    if [ ${#missing[@]} -gt 0 ]; then
-        echo "== installing Debian packages: ${missing[*]}"
-        as_root apt-get update -qq
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
-}
 
 # build [DIR [configure flags...]]
 build() {
@@ -146,14 +134,14 @@ run_benchmark() {
 }
 
 [ "$OMPI_SERIES" = 5 ] && case "$mode" in
-    --test | --build) install_packages; use_ompi5 ;;
+    --test | --build) install_packages $PACKAGES; use_ompi5 ;;
     -h | --help) ;;
     *) echo "contrib/adapt2.sh: ADAPT2_OMPI=5 goes with --test or --build" >&2; exit 2 ;;
 esac
 case "$mode" in
-    --test) install_packages; build; run_tests ;;
-    --build) install_packages; build ;;
-    run|--run) shift || true; install_packages; build; install_component; run_benchmark "$@" ;;
+    --test) install_packages $PACKAGES; build; run_tests ;;
+    --build) install_packages $PACKAGES; build ;;
+    run|--run) shift || true; install_packages $PACKAGES; build; install_component; run_benchmark "$@" ;;
     -h|--help) sed -n '4,14p' "$0" ;;
     *) echo "usage: contrib/adapt2.sh [--test|--build|--run [compare.py options]]" >&2; exit 2 ;;
 esac

@@ -19,6 +19,7 @@
 # default /var/tmp/adapt2-ompi5), JOBS (default 2; make runs under nice -n 19),
 # OMPI5_CONFIGURE_FLAGS (extra flags for configure).
 set -euo pipefail
+. "$(dirname "$0")/packages.sh"
 
 VERSION=5.0.7
 PREFIX=${OMPI5_PREFIX:-/opt/ompi5}
@@ -33,8 +34,6 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 PACKAGES="build-essential autoconf automake libtool flex perl python3 pkg-config
 zlib1g-dev dpkg-dev xz-utils bzip2 debian-archive-keyring"
 
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-
 installed_version() {
     [ -x "$PREFIX/bin/ompi_info" ] || return 0
     "$PREFIX/bin/ompi_info" --version 2>/dev/null | sed -n 's/^Open MPI v\([0-9.]*\).*/\1/p' | head -1
@@ -45,17 +44,6 @@ if [ -f "$STAMP" ] && [ "$(installed_version)" = "$VERSION" ]; then
     exit 0
 fi
 
-install_packages() {
-    local missing=()
-    for p in $PACKAGES; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-    done
-    if [ ${#missing[@]} -gt 0 ]; then
-        echo "== installing Debian packages: ${missing[*]}"
-        as_root apt-get update -qq
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    fi
-}
 
 # the private apt configuration: trixie's deb-src only, its own lists, cache
 # and state; the trixie keys of debian-archive-keyring sign its Release file
@@ -146,7 +134,7 @@ install_missing_headers() {
     done
 }
 
-install_packages
+install_packages $PACKAGES
 fetch_source
 unpack_source
 build_install
