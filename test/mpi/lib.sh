@@ -41,6 +41,9 @@ if [ -n "${ADAPT2_ASAN_RUNTIME:-}" ]; then
         -x UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
     MPI_FLAGS="$MPI_FLAGS --mca mca_base_component_disable_dlclose 1 $ASAN_ENV"
 fi
+# Open MPI 5.0's launcher output may hold NUL bytes: grep reads every log as
+# text (else it prints "binary file matches" instead of the lines).
+grep() { command grep -a "$@"; }
 TIMEOUT=${ADAPT2_TEST_TIMEOUT:-240}
 BIN="$ADAPT2_BUILDDIR/test/mpi"
 passed=0
