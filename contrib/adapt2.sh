@@ -8,6 +8,8 @@
 #   contrib/adapt2.sh --test     install packages, build, run the whole test suite,
 #                                then the sanitizer build's (ASan + UBSan) subset
 #   contrib/adapt2.sh --build    install packages and build only
+#   contrib/adapt2.sh --deb      build the Debian package openmpi-coll-adapt2
+#                                (contrib/adapt2-deb); prints the .deb's path last
 # Environment: BUILD_DIR (default ./build), JOBS (default: number of cores),
 # ADAPT2_CONFIGURE_FLAGS (extra flags for configure), ADAPT2_OMPI=5 (--test and
 # --build against Open MPI 5.0: contrib/ompi5.sh builds it once into
@@ -141,7 +143,8 @@ esac
 case "$mode" in
     --test) install_packages $PACKAGES; build; run_tests ;;
     --build) install_packages $PACKAGES; build ;;
+    --deb) install_packages $PACKAGES; build; "$SRC/contrib/adapt2-deb" "$BUILD_DIR" ;;
     run|--run) shift || true; install_packages $PACKAGES; build; install_component; run_benchmark "$@" ;;
-    -h|--help) sed -n '4,14p' "$0" ;;
-    *) echo "usage: contrib/adapt2.sh [--test|--build|--run [compare.py options]]" >&2; exit 2 ;;
+    -h|--help) sed -n '4,16p' "$0" ;;
+    *) echo "usage: contrib/adapt2.sh [--test|--build|--deb|--run [compare.py options]]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
+# The Debian package (contrib/adapt2-deb): built from this build tree, its
+# control fields (the exact Open MPI library version it was built against),
+# its files (the component in Open MPI's component directory, README,
+# copyright, adapt2(7)), and the component as unpacked from it, alone on the
+# component path, running broadcasts and reductions (every element checked).
+. "$(dirname "$0")/lib.sh"
+command -v dpkg-deb >/dev/null || { echo "no dpkg-deb: skipped"; exit 77; }
+# the package depends on Debian's Open MPI: not for one built elsewhere (ADAPT2_OMPI=5)
+dpkg -S "$OMPI_PKGLIBDIR" >/dev/null 2>&1 || { echo "Open MPI at $OMPI_PKGLIBDIR is not Debian's: skipped"; exit 77; }
+SRC=${ADAPT2_SRCDIR:-$(dirname "$0")/../..}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT" "$LOG" "$RANKS"' EXIT
+
+deb=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$SRC/contrib/adapt2-deb" "$ADAPT2_BUILDDIR" "$OUT" 2>"$OUT/err" | tail -n 1)
+if [ ! -f "$deb" ]; then
+    failed=$((failed + 1)); echo "FAIL contrib/adapt2-deb made no package:"; sed 's/^/    /' "$OUT/err"
+    finish
+fi
+passed=$((passed + 1)); echo "ok   built $(basename "$deb")"
+
+# field NAME: the control field's value
+field() { dpkg-deb -f "$deb" "$1"; }
+ompi_version=$(dpkg-query -W -f='${Version}' libopenmpi3 2>/dev/null || true)
+want_dep="libopenmpi3 (= $ompi_version)"
+if [ "$(field Package)" = openmpi-coll-adapt2 ] && field Depends | grep -qF "$want_dep" &&
+    ! field Depends | grep -q -- '-dev'; then
+    passed=$((passed + 1)); echo "ok   control: openmpi-coll-adapt2, depends on $want_dep, on no -dev package"
+else
+    failed=$((failed + 1)); echo "FAIL control: Package '$(field Package)', Depends '$(field Depends)' (want $want_dep, no -dev)"
+fi
+
+files=$(dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|')
+for want in "$OMPI_PKGLIBDIR/mca_coll_adapt2.so" /usr/share/doc/openmpi-coll-adapt2/README.md \
+    /usr/share/doc/openmpi-coll-adapt2/copyright /usr/share/man/man7/adapt2.7.gz; do
+    if echo "$files" | grep -qxF "$want"; then
+        passed=$((passed + 1)); echo "ok   ships $want"
+    else
+        failed=$((failed + 1)); echo "FAIL does not ship $want; it ships:"; echo "$files" | sed 's/^/    /'
+    fi
+done
+# every parameter is in the manual page
+dpkg-deb -x "$deb" "$OUT/root"
+n_params=$(grep -c "^ADAPT2_PARAM(" "$SRC/ompi/mca/coll/adapt2/params.def")
+n_man=$(gzip -dc "$OUT/root/usr/share/man/man7/adapt2.7.gz" | grep -c '^\.B coll_adapt2_')
+if [ "$n_man" -eq "$n_params" ]; then
+    passed=$((passed + 1)); echo "ok   adapt2(7) names all $n_params parameters"
+else
+    failed=$((failed + 1)); echo "FAIL adapt2(7) names $n_man parameters, params.def has $n_params"
+fi
+
+# the unpacked component alone (not the build tree's) on the component path
+export OMPI_MCA_mca_base_component_path="$OUT/root$OMPI_PKGLIBDIR:$OMPI_PKGLIBDIR"
+check "the packaged component, np 3, bcast of derived types, every root" 3 -- \
+    "$BIN/bcast_check" -t int,struct -s 1,1000,100000 -r all
+check "the packaged component, np 3, reduce and allreduce" 3 -- \
+    "$BIN/reduce_check" --coll reduce,allreduce,iallreduce --types int,double --ops sum,max --counts 1,1000,100000
+finish
