@@ -27,4 +27,10 @@ case_of "node messages smaller than segments: CMA read of a freed buffer" 9 106 
     --mca coll_adapt2_nodes list:0,1,1,1,1,2,2,3,3
 case_of "user op handed on, communicator freed while pending (libnbc)" 4 107 83 $UCX_FLAGS \
     --mca mpi_param_check 0 --mca coll_adapt2_nodes block:2
+# Open MPI 5.0.7's convertor, resumed inside a datatype instance with
+# misaligned elements, writes into the holes (bcast_misaligned.sh); on 4.1.4
+# these pass either way
+case_of "5.0: segment edges inside misaligned instances: holes overwritten" 3 102 11 $OB1
+case_of "5.0: a misaligned derived type handed to the PML (direct path): wrong values" 5 104 12 $OB1 \
+    --mca coll_adapt2_nodes cyclic:3
 finish

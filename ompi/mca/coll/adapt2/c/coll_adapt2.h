@@ -271,6 +271,10 @@ bool mca_coll_adapt2_pml_inject_failure(void); /* coll_adapt2_inject_send_failur
 int mca_coll_adapt2_describe_buffer(mca_coll_adapt2_request_t *req, int which, void *buf, int count,
                                     ompi_datatype_t *datatype, adapt2_buffer_t *out);
 void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req);
+/* Packs (`packing`) the whole of (buf, count, dtype) into the `bytes` at
+ * `packed`, or unpacks them from there, as the engine's path does. */
+int mca_coll_adapt2_convert_whole(void *buf, int count, ompi_datatype_t *dtype, void *packed, size_t bytes,
+                                  bool packing);
 
 /* helpers of every reduction (coll_adapt2_reduce.c) */
 ompi_datatype_t *mca_coll_adapt2_unit_type_of(ompi_op_t *op, ompi_datatype_t *dtype, int count, const char **why);

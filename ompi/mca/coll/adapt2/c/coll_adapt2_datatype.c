@@ -112,12 +112,13 @@ static size_t read_elements(mca_coll_adapt2_user_buffer_t *b, size_t start, char
 }
 
 /* Packs (or unpacks) bytes [offset, offset+len) of the stream to (from)
- * `flat`. Whole elements go straight through the convertor. An element cut
+ * `flat`, for datatypes whose instance is larger than the instance bounce.
+ * Whole elements go straight through the convertor. An element cut
  * by an edge goes through a small bounce buffer: packing copies out our part
  * of it; unpacking reads the element's current bytes from the user's buffer,
  * puts our part in and writes it back whole, so the part the other segment
  * brings (before or after us) is kept. */
-static int convert_range(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t len, char *flat, bool packing)
+static int convert_elements(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t len, char *flat, bool packing)
 {
     char bounce[ADAPT2_BOUNCE_BYTES];
     opal_convertor_t *conv = packing ? pack_convertor(b) : unpack_convertor(b);
@@ -149,6 +150,84 @@ static int convert_range(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t
     return OMPI_SUCCESS;
 }
 
+/* Largest datatype instance moved whole through a stack bounce buffer. */
+#define ADAPT2_INSTANCE_BOUNCE_BYTES 4096
+
+/* Moves `len` bytes (whole instances) between stream byte `position` (an
+ * instance boundary) and `flat`; returns the bytes moved. */
+static size_t move_instances(opal_convertor_t *conv, size_t position, const void *flat, size_t len, bool packing)
+{
+    size_t into;
+    if (OMPI_SUCCESS != seek(conv, position, &into) || 0 != into) {
+        return 0;
+    }
+    return move_whole(conv, flat, len, packing);
+}
+
+/* Packs instance `k` of the user's buffer, as it is now, into `bounce`. A
+ * fresh convertor, as in read_elements. */
+static size_t read_instance(mca_coll_adapt2_user_buffer_t *b, size_t k, size_t size, char *bounce)
+{
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &b->dtype->super, b->count, b->buf, 0, &conv);
+    size_t got = move_instances(&conv, k * size, bounce, size, true);
+    OBJ_DESTRUCT(&conv);
+    return got;
+}
+
+/* Packs (or unpacks) bytes [offset, offset+len) of the stream to (from)
+ * `flat`, keeping every convertor call on datatype instance boundaries.
+ * Open MPI 5.0.7's convertor corrupts data when it resumes inside an
+ * instance whose elements are misaligned (hvector(2, 1, 18, MPI_DOUBLE)
+ * unpacked in 1000-byte pieces writes doubles into the holes; plain MPI_Recv
+ * over its pml ucx does the same; 4.1.4 does not), so an instance cut by a
+ * segment edge goes through a bounce buffer whole: packing copies out our
+ * part; unpacking reads the instance's current bytes, puts our part in and
+ * writes the instance back, keeping the part the other segment brings. */
+static int convert_instances(mca_coll_adapt2_user_buffer_t *b, size_t size, size_t offset, size_t len, char *flat,
+                             bool packing)
+{
+    char bounce[ADAPT2_INSTANCE_BOUNCE_BYTES];
+    opal_convertor_t *conv = packing ? pack_convertor(b) : unpack_convertor(b);
+    size_t done = 0;
+    while (done < len) {
+        const size_t position = offset + done, want = len - done;
+        const size_t k = position / size, into = position - k * size;
+        if (0 == into && want >= size) {
+            const size_t whole = want - want % size;
+            if (move_instances(conv, position, flat + done, whole, packing) != whole) {
+                return OMPI_ERROR;
+            }
+            done += whole;
+            continue;
+        }
+        const size_t got = size - into < want ? size - into : want;
+        if (read_instance(b, k, size, bounce) != size) {
+            return OMPI_ERROR;
+        }
+        if (packing) {
+            memcpy(flat + done, bounce + into, got);
+        } else {
+            memcpy(bounce + into, flat + done, got);
+            if (move_instances(conv, k * size, bounce, size, false) != size) {
+                return OMPI_ERROR;
+            }
+        }
+        done += got;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int convert_range(mca_coll_adapt2_user_buffer_t *b, size_t offset, size_t len, char *flat, bool packing)
+{
+    const size_t size = b->dtype->super.size;
+    if (size <= ADAPT2_INSTANCE_BOUNCE_BYTES) {
+        return convert_instances(b, size, offset, len, flat, packing);
+    }
+    return convert_elements(b, offset, len, flat, packing);
+}
+
 static int pack(void *packer, size_t offset, size_t len, void *dst)
 {
     return convert_range(packer, offset, len, dst, true);
@@ -157,6 +236,16 @@ static int pack(void *packer, size_t offset, size_t len, void *dst)
 static int unpack(void *packer, size_t offset, size_t len, const void *src)
 {
     return convert_range(packer, offset, len, (char *) src, false);
+}
+
+int mca_coll_adapt2_convert_whole(void *buf, int count, ompi_datatype_t *dtype, void *packed, size_t bytes,
+                                  bool packing)
+{
+    mca_coll_adapt2_user_buffer_t b = {.buf = buf, .count = count, .dtype = dtype};
+    const int rc = convert_range(&b, 0, bytes, packed, packing);
+    if (b.has_pack_conv) OBJ_DESTRUCT(&b.pack_conv);
+    if (b.has_unpack_conv) OBJ_DESTRUCT(&b.unpack_conv);
+    return rc;
 }
 
 void mca_coll_adapt2_release_buffers(mca_coll_adapt2_request_t *req)

@@ -17,6 +17,7 @@
  * Collectives on one communicator never run concurrently (MPI), so the
  * module's routes need no lock.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "coll_adapt2_direct.h"
@@ -237,28 +238,70 @@ void mca_coll_adapt2_direct_take(const mca_coll_adapt2_direct_data_t *data, cons
 
 /* ---- the broadcast ------------------------------------------------------- */
 
+/* The buffer the PML moves: the user's, or, where the PML cannot be trusted
+ * with a derived datatype (ADAPT2_PML_MOVES_DERIVED_TYPES, the series'
+ * header), the packed bytes in the route's scratch: the same bytes on the
+ * wire, so each rank decides by its own datatype. */
+typedef struct {
+    void *buf;
+    int count;
+    ompi_datatype_t *dtype;
+    bool packed;
+} bcast_buffer_t;
+
+static int bcast_buffer(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_datatype_t *dtype,
+                        ompi_communicator_t *comm, bcast_buffer_t *out)
+{
+    *out = (bcast_buffer_t){buf, count, dtype, false};
+    if (ADAPT2_PML_MOVES_DERIVED_TYPES || d->key.bytes > INT_MAX ||
+        ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
+        return OMPI_SUCCESS;
+    }
+    int rc = OMPI_SUCCESS;
+    char *packed = mca_coll_adapt2_direct_scratch(d, d->key.bytes, comm, &rc);
+    if (NULL != packed) {
+        *out = (bcast_buffer_t){packed, (int) d->key.bytes, &ompi_mpi_byte.dt, true};
+    }
+    return rc;
+}
+
 static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_datatype_t *dtype,
                      ompi_communicator_t *comm)
 {
     const adapt2_direct_route_t *r = &d->route;
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
-    int rc;
+    bcast_buffer_t m;
+    int rc = bcast_buffer(d, buf, count, dtype, comm, &m);
+    if (OMPI_SUCCESS != rc) {
+        return rc; /* reported */
+    }
     if (r->parent >= 0) {
-        rc = MCA_PML_CALL(recv(buf, count, dtype, r->parent, tag, comm, MPI_STATUS_IGNORE));
+        rc = MCA_PML_CALL(recv(m.buf, m.count, m.dtype, r->parent, tag, comm, MPI_STATUS_IGNORE));
         if (OMPI_SUCCESS != rc) {
             return mca_coll_adapt2_direct_failed(comm, d, rc, "receiving the message from its parent,", r->parent);
         }
+    } else if (m.packed &&
+               OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m.buf, d->key.bytes, true))) {
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "packing its datatype (Open MPI's convertor) for",
+                                             r->child[0]);
     }
     int posted = 0;
     for (; posted < r->children; ++posted) {
         rc = mca_coll_adapt2_pml_inject_failure()
                  ? OMPI_ERR_UNREACH
-                 : MCA_PML_CALL(isend(buf, count, dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD, comm,
+                 : MCA_PML_CALL(isend(m.buf, m.count, m.dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD, comm,
                                       &d->sends[posted]));
         if (OMPI_SUCCESS != rc) {
             (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
             return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
         }
+    }
+    /* the children's sends read the packed bytes while they are unpacked */
+    if (r->parent >= 0 && m.packed &&
+        OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m.buf, d->key.bytes, false))) {
+        (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
+        return mca_coll_adapt2_direct_failed(
+            comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
     }
     rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {

@@ -27,7 +27,7 @@ struct mca_coll_adapt2_direct_t {
     mca_coll_adapt2_direct_key_t key;
     adapt2_direct_route_t route;
     ompi_request_t **sends; /* bcast and reduce: one per child */
-    char *scratch;          /* reductions: the partner's or children's data */
+    char *scratch;          /* reductions: the partner's or children's data; bcast: packed bytes */
     size_t scratch_bytes;
 };
 typedef struct mca_coll_adapt2_direct_t mca_coll_adapt2_direct_t;
@@ -43,9 +43,11 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
                                                        int collective, const mca_coll_adapt2_direct_key_t *key,
                                                        mca_coll_adapt2_direct_describe_fn describe, const void *ctx);
 
-/* Room for `bytes` of scratch (the partners' or children's data), kept with
- * the route and grown only when a larger size goes direct (at most a few
- * times 16 KiB: engine/direct_route.cc). NULL, with the failure reported and
+/* Room for `bytes` of scratch (the partners' or children's data, or a
+ * broadcast's packed bytes on a series whose PML mishandles derived types),
+ * kept with the route and grown only when a larger size goes direct (at most
+ * a few times 16 KiB for the reductions: engine/direct_route.cc; one segment
+ * for a broadcast). NULL, with the failure reported and
  * *rc set, when there is no memory. */
 char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm, int *rc);
 

@@ -45,4 +45,8 @@ static inline int adapt2_locality_string(ompi_proc_t *proc, char **loc)
     return rc;
 }
 
+/* Whether the PML moves any datatype correctly (4.1.4's does; 5.0.7's does
+ * not: ompi5/coll_adapt2_series.h). */
+#define ADAPT2_PML_MOVES_DERIVED_TYPES 1
+
 #endif
