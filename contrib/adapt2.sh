@@ -30,7 +30,7 @@ JOBS=${JOBS:-$(nproc)}
 mode=${1:-run}
 
 PACKAGES="build-essential autoconf automake libtool pkg-config libopenmpi-dev openmpi-bin clang-format
-libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox iproute2"
+libucx-dev libhwloc-dev libcmocka-dev python3 gnuplot-nox iproute2 lintian"
 
 
 # build [DIR [configure flags...]]

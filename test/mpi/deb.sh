@@ -4,8 +4,10 @@
 # The Debian package (contrib/adapt2-deb): built from this build tree, its
 # control fields (the exact Open MPI library version it was built against),
 # its files (the component in Open MPI's component directory, README,
-# copyright, adapt2(7)), and the component as unpacked from it, alone on the
-# component path, running broadcasts and reductions (every element checked).
+# copyright, adapt2(7)), lintian, and the component as dpkg installs it into a
+# clean root (dpkg --root), alone on the component path, running broadcasts
+# and reductions (every element checked), then that removing it leaves
+# nothing behind.
 . "$(dirname "$0")/lib.sh"
 command -v dpkg-deb >/dev/null || { echo "no dpkg-deb: skipped"; exit 77; }
 # the package depends on Debian's Open MPI: not for one built elsewhere (ADAPT2_OMPI=5)
@@ -41,8 +43,30 @@ for want in "$OMPI_PKGLIBDIR/mca_coll_adapt2.so" /usr/share/doc/openmpi-coll-ada
         failed=$((failed + 1)); echo "FAIL does not ship $want; it ships:"; echo "$files" | sed 's/^/    /'
     fi
 done
+# lintian: no error or warning (the overrides the package ships explain the
+# two it has; its I: and P: tags are listed in docs/testing.md)
+if command -v lintian >/dev/null; then
+    lintian "$deb" >"$OUT/lintian" 2>&1 || true
+    if grep -q "^[EW]: " "$OUT/lintian"; then
+        failed=$((failed + 1)); echo "FAIL lintian:"; grep "^[EW]: " "$OUT/lintian" | sed 's/^/    /'
+    else
+        passed=$((passed + 1)); echo "ok   lintian: no errors or warnings"
+    fi
+else
+    echo "     (no lintian: its check skipped)"
+fi
+# installed into a clean root by dpkg itself (no maintainer scripts to run;
+# the Open MPI and UCX it depends on are this machine's, not the root's)
+root="$OUT/root"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
+if dpkg --root="$root" --force-depends --log=/dev/null -i "$deb" >"$OUT/dpkg" 2>&1 &&
+    [ -f "$root$OMPI_PKGLIBDIR/mca_coll_adapt2.so" ]; then
+    passed=$((passed + 1)); echo "ok   dpkg --root installs it"
+else
+    failed=$((failed + 1)); echo "FAIL dpkg --root -i:"; sed 's/^/    /' "$OUT/dpkg"
+fi
 # every parameter is in the manual page
-dpkg-deb -x "$deb" "$OUT/root"
 n_params=$(grep -c "^ADAPT2_PARAM(" "$SRC/ompi/mca/coll/adapt2/params.def")
 n_man=$(gzip -dc "$OUT/root/usr/share/man/man7/adapt2.7.gz" | grep -c '^\.B coll_adapt2_')
 if [ "$n_man" -eq "$n_params" ]; then
@@ -51,10 +75,18 @@ else
     failed=$((failed + 1)); echo "FAIL adapt2(7) names $n_man parameters, params.def has $n_params"
 fi
 
-# the unpacked component alone (not the build tree's) on the component path
-export OMPI_MCA_mca_base_component_path="$OUT/root$OMPI_PKGLIBDIR:$OMPI_PKGLIBDIR"
+# the installed component alone (not the build tree's) on the component path
+export OMPI_MCA_mca_base_component_path="$root$OMPI_PKGLIBDIR:$OMPI_PKGLIBDIR"
 check "the packaged component, np 3, bcast of derived types, every root" 3 -- \
     "$BIN/bcast_check" -t int,struct -s 1,1000,100000 -r all
 check "the packaged component, np 3, reduce and allreduce" 3 -- \
     "$BIN/reduce_check" --coll reduce,allreduce,iallreduce --types int,double --ops sum,max --counts 1,1000,100000
+# removing it leaves nothing behind (dpkg's own database aside)
+dpkg --root="$root" --log=/dev/null -r openmpi-coll-adapt2 >"$OUT/dpkg" 2>&1 || true
+left=$(find "$root" -mindepth 1 -not -path "$root/var*" | head -5)
+if [ -z "$left" ] && ! dpkg --root="$root" -s openmpi-coll-adapt2 >/dev/null 2>&1; then
+    passed=$((passed + 1)); echo "ok   dpkg --root -r leaves nothing behind"
+else
+    failed=$((failed + 1)); echo "FAIL after dpkg -r: ${left:-the package is still installed}"; sed 's/^/    /' "$OUT/dpkg"
+fi
 finish
