@@ -7,11 +7,13 @@
 #                                component, run the benchmark comparison
 #   contrib/adapt2.sh --test     install packages, build, run the whole test suite,
 #                                then the sanitizer build's (ASan + UBSan) subset
+#   contrib/adapt2.sh --smoke    install packages, build, run the MPI smoke subset
+#                                (make check-smoke; CI's run against Open MPI 5.0)
 #   contrib/adapt2.sh --build    install packages and build only
 #   contrib/adapt2.sh --deb      build the Debian package openmpi-coll-adapt2
 #                                (contrib/adapt2-deb); prints the .deb's path last
 # Environment: BUILD_DIR (default ./build), JOBS (default: number of cores),
-# ADAPT2_CONFIGURE_FLAGS (extra flags for configure), ADAPT2_OMPI=5 (--test and
+# ADAPT2_CONFIGURE_FLAGS (extra flags for configure), ADAPT2_OMPI=5 (--test, --smoke,
 # --build against Open MPI 5.0: contrib/ompi5.sh builds it once into
 # /opt/ompi5; BUILD_DIR defaults to ./build-ompi5; no sanitizer build).
 set -euo pipefail
@@ -103,6 +105,15 @@ use_ompi5() {
     ADAPT2_CONFIGURE_FLAGS="MPICC=$prefix/bin/mpicc OMPI_INFO=$prefix/bin/ompi_info MPIRUN=$prefix/bin/mpirun ${ADAPT2_CONFIGURE_FLAGS:-}"
 }
 
+run_smoke() {
+    echo "== the MPI smoke subset (make check-smoke) against Open MPI $(ompi_info --parsable | sed -n 's/^ompi:version:full://p')"
+    local rc=0
+    rm -f "$BUILD_DIR"/test/*/*.log "$BUILD_DIR"/test/*/*.trs   # the summary counts this run's suites only
+    check_in "$BUILD_DIR" check-smoke || rc=$?
+    summarize
+    return $rc
+}
+
 run_tests() {
     local rc=0
     echo "== running the test suite (make check) against Open MPI $(ompi_info --parsable | sed -n 's/^ompi:version:full://p')"
@@ -136,15 +147,16 @@ run_benchmark() {
 }
 
 [ "$OMPI_SERIES" = 5 ] && case "$mode" in
-    --test | --build) install_packages $PACKAGES; use_ompi5 ;;
+    --test | --smoke | --build) install_packages $PACKAGES; use_ompi5 ;;
     -h | --help) ;;
-    *) echo "contrib/adapt2.sh: ADAPT2_OMPI=5 goes with --test or --build" >&2; exit 2 ;;
+    *) echo "contrib/adapt2.sh: ADAPT2_OMPI=5 goes with --test, --smoke or --build" >&2; exit 2 ;;
 esac
 case "$mode" in
     --test) install_packages $PACKAGES; build; run_tests ;;
+    --smoke) install_packages $PACKAGES; build; run_smoke ;;
     --build) install_packages $PACKAGES; build ;;
     --deb) install_packages $PACKAGES; build; "$SRC/contrib/adapt2-deb" "$BUILD_DIR" ;;
     run|--run) shift || true; install_packages $PACKAGES; build; install_component; run_benchmark "$@" ;;
-    -h|--help) sed -n '4,16p' "$0" ;;
-    *) echo "usage: contrib/adapt2.sh [--test|--build|--deb|--run [compare.py options]]" >&2; exit 2 ;;
+    -h|--help) sed -n '4,18p' "$0" ;;
+    *) echo "usage: contrib/adapt2.sh [--test|--smoke|--build|--deb|--run [compare.py options]]" >&2; exit 2 ;;
 esac

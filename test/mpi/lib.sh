@@ -5,8 +5,15 @@
 # fails loudly. Each script calls `check NAME NP ARGS...` per case and ends
 # with `finish`.
 : "${ADAPT2_BUILDDIR:?run through make check}"
-: "${OMPI_PKGLIBDIR:=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')}"
 : "${MPIRUN:=mpirun}"
+# The Open MPI configure found (MPIRUN from make check) goes first on the
+# PATH, so that its ompi_info and the mpirun that perf/compare.py and
+# contrib/adapt2-tune call are its own (a build against /opt/ompi5 beside
+# Debian's Open MPI). Only then: /usr/bin first would change the python3.
+case $MPIRUN in
+    /*) [ "$(command -v mpirun)" = "$MPIRUN" ] || PATH="$(dirname "$MPIRUN"):$PATH" ;;
+esac
+: "${OMPI_PKGLIBDIR:=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_component_path="$ADAPT2_BUILDDIR/.libs:$OMPI_PKGLIBDIR"
 export OMPI_MCA_coll_adapt2_priority=100
