@@ -27,16 +27,19 @@ passed=$((passed + 1)); echo "ok   built $(basename "$deb")"
 field() { dpkg-deb -f "$deb" "$1"; }
 ompi_version=$(dpkg-query -W -f='${Version}' libopenmpi3 2>/dev/null || true)
 want_dep="libopenmpi3 (= $ompi_version)"
-if [ "$(field Package)" = openmpi-coll-adapt2 ] && field Depends | grep -qF "$want_dep" &&
+# a tree configured --with-cuda makes the CUDA flavour (contrib/adapt2-deb)
+pkg=openmpi-coll-adapt2
+grep -q '^S\["ADAPT2_HAVE_CUDA_TRUE"\]=""' "$ADAPT2_BUILDDIR/config.status" && pkg=openmpi-coll-adapt2-cuda
+if [ "$(field Package)" = $pkg ] && field Depends | grep -qF "$want_dep" &&
     ! field Depends | grep -q -- '-dev'; then
-    passed=$((passed + 1)); echo "ok   control: openmpi-coll-adapt2, depends on $want_dep, on no -dev package"
+    passed=$((passed + 1)); echo "ok   control: $pkg, depends on $want_dep, on no -dev package"
 else
-    failed=$((failed + 1)); echo "FAIL control: Package '$(field Package)', Depends '$(field Depends)' (want $want_dep, no -dev)"
+    failed=$((failed + 1)); echo "FAIL control: Package '$(field Package)', Depends '$(field Depends)' (want $pkg, $want_dep, no -dev)"
 fi
 
 files=$(dpkg-deb -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|')
-for want in "$OMPI_PKGLIBDIR/mca_coll_adapt2.so" /usr/share/doc/openmpi-coll-adapt2/README.md \
-    /usr/share/doc/openmpi-coll-adapt2/copyright /usr/share/man/man7/adapt2.7.gz; do
+for want in "$OMPI_PKGLIBDIR/mca_coll_adapt2.so" /usr/share/doc/$pkg/README.md \
+    /usr/share/doc/$pkg/copyright /usr/share/man/man7/adapt2.7.gz; do
     if echo "$files" | grep -qxF "$want"; then
         passed=$((passed + 1)); echo "ok   ships $want"
     else
@@ -82,9 +85,9 @@ check "the packaged component, np 3, bcast of derived types, every root" 3 -- \
 check "the packaged component, np 3, reduce and allreduce" 3 -- \
     "$BIN/reduce_check" --coll reduce,allreduce,iallreduce --types int,double --ops sum,max --counts 1,1000,100000
 # removing it leaves nothing behind (dpkg's own database aside)
-dpkg --root="$root" --log=/dev/null -r openmpi-coll-adapt2 >"$OUT/dpkg" 2>&1 || true
+dpkg --root="$root" --log=/dev/null -r $pkg >"$OUT/dpkg" 2>&1 || true
 left=$(find "$root" -mindepth 1 -not -path "$root/var*" | head -5)
-if [ -z "$left" ] && ! dpkg --root="$root" -s openmpi-coll-adapt2 >/dev/null 2>&1; then
+if [ -z "$left" ] && ! dpkg --root="$root" -s $pkg >/dev/null 2>&1; then
     passed=$((passed + 1)); echo "ok   dpkg --root -r leaves nothing behind"
 else
     failed=$((failed + 1)); echo "FAIL after dpkg -r: ${left:-the package is still installed}"; sed 's/^/    /' "$OUT/dpkg"
