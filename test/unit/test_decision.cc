@@ -485,7 +485,8 @@ void test_rules_parse(void **) {
         "adapt2-rules 1   # the version\n"
         "\n"
         "allreduce 2-8 * 0-4K algorithm=recursive_doubling\n"
-        "bcast * 2- 64K- algorithm=chain chains=3 segment_size=16K recv_window=8 send_window=3\n"
+        "bcast * 2- 64K- algorithm=chain chains=3 segment_size=16K recv_window=8 send_window=3 "
+        "detach_max_message=0\n"
         "reduce 4 1 1M previous\n"
         "* * * * fanout=5 radix=16\n"
         "allgather * * * algorithm=previous\n");
@@ -497,6 +498,8 @@ void test_rules_parse(void **) {
     assert_true(a.nodes.lo == 0 && a.nodes.hi == UINT64_MAX);
     assert_int_equal(b.algorithm, ADAPT2_ALG_CHAIN);
     assert_true(b.chains == 3 && b.segment_size == 16384 && b.recv_window == 8 && b.send_window == 3);
+    assert_int_equal(b.detach_max_message, 0);
+    assert_int_equal(a.detach_max_message, -1);  // not set: the parameter's
     assert_true(b.nodes.lo == 2 && b.nodes.hi == UINT64_MAX && b.bytes.lo == 65536);
     assert_true(r.previous && r.ranks.lo == 4 && r.ranks.hi == 4 && r.bytes.lo == (1u << 20) &&
                 r.bytes.hi == (1u << 20));
@@ -596,7 +599,8 @@ void test_rules_in_plan_call(void **) {
         std::make_shared<RuleTable>(parsed("adapt2-rules 1\n"
                                            "allreduce * * 0-4K algorithm=recursive_doubling\n"
                                            "bcast * * 64K- algorithm=chain chains=2 segment_size=16K\n"
-                                           "reduce * * * previous\n"));
+                                           "reduce * * * previous\n"
+                                           "bcast 2 * 257- detach_max_message=0\n"));
     set_rule_table(table);
     adapt2_call_t a = plain_call(ADAPT2_COLL_ALLREDUCE);
     a.send.bytes = a.recv.bytes = 4096;
@@ -619,6 +623,13 @@ void test_rules_in_plan_call(void **) {
     assert_true(p.tree.tree.shape == TreeShape::chain && p.tree.tree.param == 2);
     assert_int_equal(p.tree.segment_bytes, 16384);
     assert_string_equal(p.tree.rule, "f:3: bcast * * 64K- algorithm=chain chains=2 segment_size=16K");
+
+    // np 2 picks latency over absorption: no detaching, hence no hellos
+    adapt2_call_t pair = plain_call(ADAPT2_COLL_BCAST);
+    pair.recv.bytes = 1024;
+    pair.settings.tree.detach_max_message = 1 << 20;
+    assert_int_equal(plan_call(pair, CallShape{2, 1}).settings.tree.detach_max_message, 0);
+    assert_int_equal(plan_call(pair, CallShape{3, 1}).settings.tree.detach_max_message, 1 << 20);
 
     adapt2_call_t r = plain_call(ADAPT2_COLL_REDUCE);
     r.send.bytes = r.recv.bytes = 8;

@@ -121,6 +121,7 @@ bool LineParser::number_setting(const std::string &key, const std::string &value
         {"fanout", &Rule::fanout, 1, 1u << 20},
         {"radix", &Rule::radix, 2, 1u << 20},
         {"chains", &Rule::chains, 1, 1u << 20},
+        {"detach_max_message", &Rule::detach_max_message, 0, uint64_t{1} << 40},
     };
     for (const Key &k : keys) {
         if (key != k.name) continue;
@@ -133,7 +134,7 @@ bool LineParser::number_setting(const std::string &key, const std::string &value
     }
     return fail("unknown setting '" + key +
                 "' (known: algorithm, segment_size, recv_window, send_window, "
-                "fanout, radix, chains, or previous alone)");
+                "fanout, radix, chains, detach_max_message, or previous alone)");
 }
 
 bool LineParser::setting(const std::string &word) {
@@ -255,6 +256,7 @@ void apply_rule(const Rule &r, int collective, adapt2_call_settings_t *s) {
     if (r.fanout > 0) t.fanout = static_cast<int>(r.fanout);
     if (r.radix > 0) t.radix = static_cast<int>(r.radix);
     if (r.chains > 0) t.chains = static_cast<int>(r.chains);
+    if (r.detach_max_message >= 0) t.detach_max_message = static_cast<size_t>(r.detach_max_message);
 }
 
 }  // namespace adapt2
