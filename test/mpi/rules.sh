@@ -23,6 +23,11 @@ check "a reduce algorithm the user set wins over the table" 3 --mca coll_adapt2_
     --mca coll_adapt2_reduce_algorithm binomial -- "$BIN/reduce_check" --coll reduce --types int --ops sum
 expect_output "bcast on the table's chain, every byte" "chain:2, 1024-byte segments.*rule: $GOOD:6:" 18 3 \
     --mca coll_adapt2_rules "$GOOD" --mca coll_adapt2_verbose 20 -- "$BIN/bcast_check" --sizes 100000 --roots 0
+# pairs.rules: 2 ranks take the latency (detach_max_message=0: no hellos), so each
+# 1000-byte broadcast of the checker runs as one plain message on the direct path
+expect_output "a pair's bcast without detaching (the direct path), every byte" \
+    "bcast of 1000 bytes from 0: direct path.*rule: $DIR/pairs.rules:5: bcast 2 \* 257- detach_max_message=0\)" 6 2 \
+    --mca coll_adapt2_rules "$DIR/pairs.rules" --mca coll_adapt2_verbose 20 -- "$BIN/bcast_check" --sizes 1000 --roots 0
 expect_output "a bad line is reported with its number, the built-in rules used" \
     "invalid value '.*bad.rules' for MCA parameter coll_adapt2_rules \(.*bad.rules:3: unknown algorithm 'bogus' .*; using the built-in rules" \
     2 2 --mca coll_adapt2_rules "$DIR/bad.rules" -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 5
