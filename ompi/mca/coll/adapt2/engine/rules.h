@@ -42,7 +42,7 @@ struct Rule {
     int algorithm = -1;  // the position of its name in the collective's enum (params.def)
     long segment_size = -1, recv_window = -1, send_window = -1, fanout = -1, radix = -1, chains = -1;
     long detach_max_message = -1;  // bcast and reduce: the latency or the absorption (0: never detach)
-    std::string where;  // "FILE:LINE: the line", for coll_adapt2_verbose 20
+    std::string where;             // "FILE:LINE: the line", for coll_adapt2_verbose 20
 };
 
 class RuleTable {
