@@ -5,7 +5,7 @@
 # time through MPI_T), every root.
 . "$(dirname "$0")/lib.sh"
 
-shapes=binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat
+shapes=binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat,two_tree
 for np in 5 8; do
     check "np $np, all shapes x segment sizes x windows" $np -- "$BIN/bcast_check" \
         -a $shapes -g 1000,65536,0 -w 1:1,4:2,64:8 -t int,vector -s 1,999,1000,1001,300007

@@ -142,7 +142,7 @@ void bcast_case(const Case &c, int algorithm) {
         bool dev = false;
         buf[r] = w.alloc(c.layout->of(r), c.bytes, &dev);
         for (size_t i = 0; r == c.root && i < c.bytes; ++i) buf[r][i] = pattern(i, c.root);
-        adapt2_buffer_t b{buf[r], c.bytes, nullptr, nullptr, nullptr, dev ? 1 : 0};
+        adapt2_buffer_t b{buf[r], c.bytes, nullptr, nullptr, nullptr, dev ? 1 : 0, 0};
         if (start_bcast(w.comm(r), b, c.root, 50, s, on_done, &done[r]) != 0) fail_msg("%s: start", c.name.c_str());
     }
     if (!w.run()) fail_msg("%s: hang", c.name.c_str());
@@ -194,8 +194,8 @@ void reduction_case(const Case &c, bool all, bool commutative, bool in_place, bo
         res[r] = reinterpret_cast<int32_t *>(w.alloc(c.layout->of(r), bytes, &dev_res));
         const bool here_in_place = in_place && (all || r == c.root);
         for (size_t e = 0; e < n; ++e) (here_in_place ? res[r] : own[r])[e] = contribution(r, e);
-        adapt2_buffer_t in{reinterpret_cast<char *>(own[r]), bytes, nullptr, nullptr, nullptr, dev_own ? 1 : 0};
-        adapt2_buffer_t out{reinterpret_cast<char *>(res[r]), bytes, nullptr, nullptr, nullptr, dev_res ? 1 : 0};
+        adapt2_buffer_t in{reinterpret_cast<char *>(own[r]), bytes, nullptr, nullptr, nullptr, dev_own ? 1 : 0, 0};
+        adapt2_buffer_t out{reinterpret_cast<char *>(res[r]), bytes, nullptr, nullptr, nullptr, dev_res ? 1 : 0, 0};
         int rc;
         if (all) {
             adapt2_allreduce_settings_t s{};
@@ -326,8 +326,8 @@ void test_backend_errors(void **) {
                     bool dev_mem = false;
                     buf[r] = w.alloc(Memory::device, bytes, &dev_mem);
                     res[r] = w.alloc(Memory::device, bytes, &dev_mem);
-                    adapt2_buffer_t b{buf[r], bytes, nullptr, nullptr, nullptr, 1};
-                    adapt2_buffer_t o{res[r], bytes, nullptr, nullptr, nullptr, 1};
+                    adapt2_buffer_t b{buf[r], bytes, nullptr, nullptr, nullptr, 1, 0};
+                    adapt2_buffer_t o{res[r], bytes, nullptr, nullptr, nullptr, 1, 0};
                     adapt2_reduce_settings_t rs{s, 0};
                     int rc = reduce ? start_reduce(w.comm(r), b, o, false, op, 0, 80, rs, on_done, &done[r])
                                     : start_bcast(w.comm(r), b, 0, 50, s, on_done, &done[r]);

@@ -56,7 +56,7 @@ void test_pack_failure_names_rank_call_and_bytes(void **) {
     FakeNetwork net(2, {});
     Comm root(net.endpoint(0), 0, 2, 1 << 20), leaf(net.endpoint(1), 1, 2, 1 << 20);
     std::vector<char> mem(512, 1), out(128, 0);
-    adapt2_buffer_t buf{nullptr, 256, mem.data(), failing_pack, strided_unpack, 0};
+    adapt2_buffer_t buf{nullptr, 256, mem.data(), failing_pack, strided_unpack, 0, 0};
     Report r, at_leaf;
     auto s = binomial_segments(128);
     s.send_window = 1;
@@ -77,7 +77,7 @@ void test_unpack_failure_on_receiver(void **) {
     Comm root(net.endpoint(0), 0, 2, 1 << 20), leaf(net.endpoint(1), 1, 2, 1 << 20);
     std::vector<char> src(64, 3), mem(128, 0);
     adapt2_buffer_t data = contiguous_buffer(src.data(), 64);
-    adapt2_buffer_t staged{nullptr, 64, mem.data(), strided_pack, failing_unpack, 0};
+    adapt2_buffer_t staged{nullptr, 64, mem.data(), strided_pack, failing_unpack, 0, 0};
     Report at_root, at_leaf;
     auto s = binomial_segments(0);
     assert_int_equal(start_bcast(root, data, 0, 1, s, on_report, &at_root), 0);

@@ -36,9 +36,9 @@ inline int strided_unpack(void *p, size_t offset, size_t len, const void *src) {
     for (size_t i = 0; i < len; ++i) s->base[2 * (offset + i)] = static_cast<const char *>(src)[i];
     return 0;
 }
-inline adapt2_buffer_t contiguous_buffer(char *p, size_t bytes) { return {p, bytes, nullptr, nullptr, nullptr, 0}; }
+inline adapt2_buffer_t contiguous_buffer(char *p, size_t bytes) { return {p, bytes, nullptr, nullptr, nullptr, 0, 0}; }
 inline adapt2_buffer_t strided_buffer(Strided *s, size_t bytes) {
-    return {nullptr, bytes, s, strided_pack, strided_unpack, 0};
+    return {nullptr, bytes, s, strided_pack, strided_unpack, 0, 0};
 }
 
 struct Done {

@@ -19,7 +19,8 @@ namespace {
 const TreeSpec kSpecs[] = {
     {TreeShape::binomial, 0}, {TreeShape::in_order_binomial, 0}, {TreeShape::binary, 0},  {TreeShape::kary, 3},
     {TreeShape::kary, 8},     {TreeShape::knomial, 3},           {TreeShape::knomial, 4}, {TreeShape::chain, 1},
-    {TreeShape::chain, 4},    {TreeShape::pipeline, 0},          {TreeShape::flat, 0},
+    {TreeShape::chain, 4},    {TreeShape::pipeline, 0},          {TreeShape::flat, 0},    {TreeShape::two_tree, 0},
+    {TreeShape::two_tree, 1},
 };
 
 int ceil_log(int base, int p) {  // smallest d with base^d >= p
@@ -38,6 +39,7 @@ int depth_bound(const TreeSpec &s, int p) {
     case TreeShape::chain: return (p - 1 + s.param - 1) / s.param;
     case TreeShape::pipeline: return p - 1;
     case TreeShape::flat: return p > 1 ? 1 : 0;
+    case TreeShape::two_tree: return ceil_log(2, p);  // the root's edge, then an in-order binary tree
     }
     return -1;
 }
@@ -179,6 +181,28 @@ void test_chain_lengths_balanced(void **) {
     assert_int_equal(few.children(0).size(), 2);
 }
 
+// The two trees of a two-tree broadcast: the root feeds each once, every
+// other rank has at most 2 children in each and children in at most one
+// (so it forwards about one copy of the message; issue 16).
+void test_two_trees_interior_once(void **) {
+    for (int p = 1; p <= kMaxRanks; ++p) {
+        for (int root : roots_for(p)) {
+            const Tree a = build_tree({TreeShape::two_tree, 0}, p, root);
+            const Tree b = build_tree({TreeShape::two_tree, 1}, p, root);
+            const std::string where = describe({TreeShape::two_tree, 0}, p, root);
+            if (p > 1 && (a.children(root).size() != 1 || b.children(root).size() != 1))
+                fail_msg("%s: the root feeds %d and %d", where.c_str(), a.children(root).size(),
+                         b.children(root).size());
+            for (int r = 0; r < p; ++r) {
+                if (r == root) continue;
+                const int in_a = a.children(r).size(), in_b = b.children(r).size();
+                if (in_a > 2 || in_b > 2 || (in_a > 0 && in_b > 0))
+                    fail_msg("%s: rank %d has %d and %d children", where.c_str(), r, in_a, in_b);
+            }
+        }
+    }
+}
+
 void test_names_round_trip(void **) {
     for (const auto &s : kSpecs) {
         TreeShape back;
@@ -219,6 +243,7 @@ int main() {
         cmocka_unit_test(test_binomial_serves_largest_first),
         cmocka_unit_test(test_in_order_subtrees_contiguous),
         cmocka_unit_test(test_chain_lengths_balanced),
+        cmocka_unit_test(test_two_trees_interior_once),
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_bad_arguments_throw),
         cmocka_unit_test(test_cache_shares_and_bounds),

@@ -39,8 +39,10 @@ typedef struct adapt2_buffer {
     void *packer; /* state for pack/unpack (non-contiguous only) */
     adapt2_pack_fn pack;
     adapt2_unpack_fn unpack;
-    int on_device; /* contig is GPU (device or managed) memory: it moves through the
-                    * communicator's device queue and pinned staging buffers */
+    int on_device;        /* contig is GPU (device or managed) memory: it moves through the
+                           * communicator's device queue and pinned staging buffers */
+    size_t stream_offset; /* where byte 0 is in pack/unpack's stream (a part of a
+                           * message, engine/user_data.h); 0 from the C layer */
 } adapt2_buffer_t;
 
 /* Per-call settings of a tree (and its segments and windows), validated by
@@ -182,6 +184,7 @@ typedef enum adapt2_algorithm {
     ADAPT2_ALG_CHAIN,
     ADAPT2_ALG_PIPELINE,
     ADAPT2_ALG_FLAT,
+    ADAPT2_ALG_TWO_TREE,
     ADAPT2_ALG_COUNT
 } adapt2_algorithm_t;
 

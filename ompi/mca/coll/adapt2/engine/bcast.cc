@@ -9,9 +9,38 @@
 
 namespace adapt2 {
 
+namespace {
+
+// Where a two-tree broadcast cuts its message: after the first half of its
+// segments (a one-segment message: in the middle), so both halves pipeline.
+size_t two_tree_cut(size_t bytes, size_t segment_bytes) {
+    const Segments segments(bytes, segment_bytes);
+    if (segments.count() > 1) return segments.offset((segments.count() + 1) / 2);
+    return bytes / 2;
+}
+
+// Whether the call's message goes down two trees in halves.
+bool split_in_halves(const BcastPlan &plan, size_t bytes) { return two_tree_split(plan) && bytes >= 2; }
+
+// Bytes [from, from + bytes) of a message, as a message of its own.
+adapt2_buffer_t part_of(const adapt2_buffer_t &b, size_t from, size_t bytes) {
+    adapt2_buffer_t part = b;
+    part.bytes = bytes;
+    if (part.contig) part.contig += from;
+    part.stream_offset += from;
+    return part;
+}
+
+}  // namespace
+
 int tags_of_bcast(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
-    const size_t bytes = call.recv.bytes;
-    return call_tags(call.settings.tree, Segments(bytes, plan.tree.segment_bytes), bytes);
+    const size_t bytes = call.recv.bytes, segment = plan.tree.segment_bytes;
+    if (split_in_halves(plan.tree, bytes)) {
+        const size_t cut = two_tree_cut(bytes, segment);
+        return call_tags(call.settings.tree, Segments(cut, segment), cut) +
+               call_tags(call.settings.tree, Segments(bytes - cut, segment), bytes - cut);
+    }
+    return call_tags(call.settings.tree, Segments(bytes, segment), bytes);
 }
 
 BufferPool *staging_pool(Comm &comm, bool on_device, int *error) {
@@ -21,17 +50,13 @@ BufferPool *staging_pool(Comm &comm, bool on_device, int *error) {
     return device ? &device->pinned_pool() : nullptr;
 }
 
-int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
-    const adapt2_buffer_t &data = call.recv;
+namespace {
+
+// The flow of `data` (the message, or one half of it) down `tree`, its tags
+// counting down from `tag`.
+BcastArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &plan, const adapt2_buffer_t &data,
+                    const Tree &tree, int tag, bool grace) {
     const adapt2_bcast_settings_t &settings = call.settings.tree;
-    const BcastPlan &plan = planned.tree;
-    const int root = call.root;
-    Grace **grace = reinterpret_cast<Grace **>(call.grace);
-    if (root < 0 || root >= comm.size()) return ADAPT2_STATUS_BAD_PARAM;
-    int error = 0;
-    BufferPool *pool = staging_pool(comm, data.on_device, &error);
-    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    auto tree = planned_tree(comm.trees(), plan, root);
     BcastArgs args;
     args.rank = comm.rank();
     args.tag = tag;
@@ -45,25 +70,61 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
     args.hello_tag = tag - args.tag_block;
     // Only a rank that passes data on has anything to detach from; device
     // data never detaches (its hellos still match its peers').
-    if (args.hello && tree->children(comm.rank()).size() > 0 && !data.on_device) {
+    if (args.hello && tree.children(comm.rank()).size() > 0 && !data.on_device) {
         args.copy = borrow_detach_copy(comm, settings, data.bytes);
         args.copy_pool = &comm.detach_pool();
     }
     // A blocking root waits for its children's hellos before copying, from
     // await_min_bytes: below, the copy costs less than waiting for the
     // hellos (docs/design.md, "Choosing the defaults").
-    args.await = grace && settings.blocking && args.copy && comm.rank() == root && data.contig &&
+    args.await = grace && settings.blocking && args.copy && comm.rank() == call.root && data.contig &&
                  data.bytes >= settings.await_min_bytes;
-    if (comm.logs(20)) {
-        comm.log(20,
-                 plan_line(comm.id(), "bcast", data.bytes, root,
-                           describe(plan) + (args.hello ? "; may detach" : "") + (args.await ? ", awaits hellos" : ""),
-                           plan.rule));
-    }
+    return args;
+}
+
+}  // namespace
+
+int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
+    const adapt2_buffer_t &data = call.recv;
+    const BcastPlan &plan = planned.tree;
+    const int root = call.root;
+    Grace **grace = reinterpret_cast<Grace **>(call.grace);
+    if (root < 0 || root >= comm.size()) return ADAPT2_STATUS_BAD_PARAM;
+    int error = 0;
+    BufferPool *pool = staging_pool(comm, data.on_device, &error);
+    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
-    if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
-    schedule->add_flow<BcastFlow>(args, std::move(tree), *pool);
+    if (split_in_halves(plan, data.bytes)) {
+        // each half down its own tree (no detaching: plan_bcast_call)
+        const size_t cut = two_tree_cut(data.bytes, plan.segment_bytes);
+        auto first = comm.trees().get({TreeShape::two_tree, 0}, root);
+        auto second = comm.trees().get({TreeShape::two_tree, 1}, root);
+        const BcastArgs a = flow_args(comm, call, plan, part_of(data, 0, cut), *first, tag, false);
+        const int second_tag = tag - call_tags(call.settings.tree, Segments(cut, plan.segment_bytes), cut);
+        const BcastArgs b =
+            flow_args(comm, call, plan, part_of(data, cut, data.bytes - cut), *second, second_tag, false);
+        if (comm.logs(20)) {
+            comm.log(20, plan_line(comm.id(), "bcast", data.bytes, root,
+                                   describe(plan) + "; halves of " + std::to_string(cut) + " and " +
+                                       std::to_string(data.bytes - cut) + " bytes down the two trees",
+                                   plan.rule));
+        }
+        if (grace) *grace = nullptr;
+        schedule->add_flow<BcastFlow>(a, std::move(first), *pool);
+        schedule->add_flow<BcastFlow>(b, std::move(second), *pool);
+    } else {
+        auto tree = planned_tree(comm.trees(), plan, root);
+        const BcastArgs args = flow_args(comm, call, plan, data, *tree, tag, grace != nullptr);
+        if (comm.logs(20)) {
+            comm.log(20, plan_line(comm.id(), "bcast", data.bytes, root,
+                                   describe(plan) + (args.hello ? "; may detach" : "") +
+                                       (args.await ? ", awaits hellos" : ""),
+                                   plan.rule));
+        }
+        if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
+        schedule->add_flow<BcastFlow>(args, std::move(tree), *pool);
+    }
     count(Counter::bcast_calls, 1);
     schedule.release()->start();  // from here on the schedule owns itself
     return 0;

@@ -42,6 +42,7 @@ TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &s) {
     case ADAPT2_ALG_CHAIN: return {TreeShape::chain, s.chains};
     case ADAPT2_ALG_PIPELINE: return {TreeShape::pipeline, 0};
     case ADAPT2_ALG_FLAT: return {TreeShape::flat, 0};
+    case ADAPT2_ALG_TWO_TREE: return {TreeShape::two_tree, 0};
     case ADAPT2_ALG_BINOMIAL:
     default: return {TreeShape::binomial, 0};
     }
@@ -281,6 +282,8 @@ bool commutative(const adapt2_call_t &c) { return c.reduction.commutative != 0; 
 
 void plan_bcast_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
     p->tree = plan_bcast(p->settings.tree, c.recv.bytes, shape.size, shape.nodes);
+    // the two halves' flows do not detach (one hello protocol per call)
+    if (two_tree_split(p->tree)) p->settings.tree.detach_max_message = 0;
 }
 
 void plan_reduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {

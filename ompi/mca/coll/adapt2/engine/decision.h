@@ -28,6 +28,12 @@ struct BcastPlan {
     const char *rule = "";  // which rule chose it (coll_adapt2_verbose 20)
 };
 
+// Two trees (TreeShape::two_tree) on a flat plan: the message's two halves
+// go down the two trees (bcast.cc); elsewhere the shape is the first tree.
+inline bool two_tree_split(const BcastPlan &plan) {
+    return !plan.multi_level && plan.tree.shape == TreeShape::two_tree;
+}
+
 // The plan in words, for coll_adapt2_verbose 20: "knomial:8, 262144-byte
 // segments" or "multi-level (nodes pipeline, NUMA flat, cores knomial:8), ...".
 std::string describe(const BcastPlan &plan);

@@ -16,7 +16,8 @@ ReduceFlow::ReduceFlow(Schedule &schedule, int id, const ReduceArgs &args, std::
                        BufferPool &pool)
     : TreeFlow(schedule, id, args, std::move(tree), pool, args.own.bytes, args.op.unit_bytes),
       user_own_(args.in_place ? args.result : args.own),
-      own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr, 0}) : user_own_),
+      own_(args.copy ? UserData(adapt2_buffer_t{args.copy, args.own.bytes, nullptr, nullptr, nullptr, 0, 0})
+                     : user_own_),
       result_(args.result),
       in_place_(args.in_place),
       op_(args.op),
@@ -119,7 +120,7 @@ void ReduceFlow::copy_rest_of_own() {
     copy_into_private(user_own_, 0, segments_.total(), copy_);  // contiguous: cannot fail
     count(Counter::detach_bytes, segments_.total());
     copied_ = segments_.count();
-    own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr, 0});
+    own_ = UserData(adapt2_buffer_t{copy_, segments_.total(), nullptr, nullptr, nullptr, 0, 0});
     for (Slot &slot : slots_) {  // segments in progress read their own data from the copy now
         if (slot.segment < 0 || slot.folded.empty() || slot.folded[own_index()]) continue;
         slot.own = copy_ + segments_.offset(slot.segment);

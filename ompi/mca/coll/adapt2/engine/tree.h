@@ -23,11 +23,12 @@ enum class TreeShape : uint8_t {
     chain,              // root feeds `chains` chains of near-equal length
     pipeline,           // a single chain
     flat,               // root sends to everyone
+    two_tree,           // param 0 or 1: one of two binary trees in which no rank is interior twice
 };
 
 struct TreeSpec {
     TreeShape shape = TreeShape::binomial;
-    int param = 0;  // fanout (kary), radix (knomial) or chains (chain); 0 elsewhere
+    int param = 0;  // fanout (kary), radix (knomial), chains (chain), which tree (two_tree); 0 elsewhere
 
     bool operator==(const TreeSpec &o) const { return shape == o.shape && param == o.param; }
 };

@@ -88,6 +88,32 @@ void flat_children(int size, ChildLists &kids) {
     for (int v = 1; v < size; ++v) kids[0].push_back(v);
 }
 
+// Two trees (Sanders, Speck and Traff's two-tree broadcast; NCCL's double
+// binary tree): the m = size - 1 non-root ranks get labels 1..m and form an
+// in-order binary tree by label, whose leaves are the odd labels. Tree 0
+// labels virtual rank v as v, tree 1 as v + 1 (m as 1): a rank with an even
+// label in one tree has an odd one in the other, so it is interior in at
+// most one. The root feeds each tree's top label.
+int two_tree_label(int v, int m, int which) { return which == 0 ? v : v % m + 1; }
+
+void two_tree_children(int size, int which, ChildLists &kids) {
+    const int m = size - 1;
+    if (m < 1) return;
+    std::vector<int> rank_of(m + 1);
+    for (int v = 1; v <= m; ++v) rank_of[two_tree_label(v, m, which)] = v;
+    int top = 1;
+    while (top * 2 <= m) top *= 2;
+    kids[0].push_back(rank_of[top]);
+    for (int j = 1; j <= m; ++j) {
+        const int b = lowest_set_bit(j);
+        if (b == 1) continue;                            // odd labels are leaves
+        kids[rank_of[j]].push_back(rank_of[j - b / 2]);  // the left half is always there
+        int step = b / 2;                                // the right half, cut at m
+        while (step >= 1 && j + step > m) step /= 2;
+        if (step >= 1) kids[rank_of[j]].push_back(rank_of[j + step]);
+    }
+}
+
 // Ranks [lo, hi) hang below `top`; the half not holding `top` becomes a child
 // subtree rooted at its rank nearest to `top`, recursively.
 void in_order_children(int lo, int hi, int top, ChildLists &kids) {
@@ -140,6 +166,7 @@ Tree build_tree(const TreeSpec &spec, int size, int root) {
     case TreeShape::chain: chain_children(size, at_least(spec.param, 1), kids); break;
     case TreeShape::pipeline: chain_children(size, 1, kids); break;
     case TreeShape::flat: flat_children(size, kids); break;
+    case TreeShape::two_tree: two_tree_children(size, spec.param == 1 ? 1 : 0, kids); break;
     }
     return rotated(size, root, kids);
 }
@@ -154,6 +181,7 @@ constexpr NamedShape kShapeNames[] = {
     {"binary", TreeShape::binary},     {"kary", TreeShape::kary},
     {"knomial", TreeShape::knomial},   {"chain", TreeShape::chain},
     {"pipeline", TreeShape::pipeline}, {"flat", TreeShape::flat},
+    {"two_tree", TreeShape::two_tree},
 };
 }  // namespace
 

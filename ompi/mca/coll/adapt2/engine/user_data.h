@@ -24,8 +24,12 @@ public:
     bool on_device() const { return b_.on_device && b_.bytes > 0; }
     // Contiguous host data, or device data (for copies only).
     char *at(size_t offset) const { return b_.contig + offset; }
-    int pack(size_t offset, size_t len, char *dst) const { return b_.pack(b_.packer, offset, len, dst); }
-    int unpack(size_t offset, size_t len, const char *src) const { return b_.unpack(b_.packer, offset, len, src); }
+    int pack(size_t offset, size_t len, char *dst) const {
+        return b_.pack(b_.packer, b_.stream_offset + offset, len, dst);
+    }
+    int unpack(size_t offset, size_t len, const char *src) const {
+        return b_.unpack(b_.packer, b_.stream_offset + offset, len, src);
+    }
     // Bytes [offset, offset + len) of the stream into `dst`, or from `src`
     // into the stream: a copy for contiguous host data (none where `src` is
     // already the place), else the convertor. 0, or the convertor's error.
