@@ -49,7 +49,8 @@ void usage(FILE *f) {
                  "  -a LIST     algorithms, comma separated (default adapt2,adapt2-sync,tuned):\n"
                  "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2-flat\n"
                  "              (coll_adapt2_topology=0), adapt2:SHAPE or adapt2-sync:SHAPE (a forced\n"
-                 "              tree: binomial, knomial, pipeline, ...), binomial,\n"
+                 "              tree: binomial, knomial, pipeline, two_tree, ...; adapt2:node=SHAPE\n"
+                 "              forces the tree between node leaders), binomial,\n"
                  "              knomial, chain, scatter-allgather, tuned (tuned's fixed pick)\n"
                  "  -p LIST     ranks: N,N,... or A:B (powers of two from A to B) (default 64)\n"
                  "  -m LIST     message sizes, K/M suffixes, same syntax (default 1M)\n"
@@ -144,11 +145,17 @@ CollectiveFactory factory(const Options &o, const std::string &name, int p, size
         if (o.segment_given) set_segment_size(c, o.segment);
         if (base == "adapt2-sync") force_sync(c);
         if (name.find(':') != std::string::npos) {  // adapt2:SHAPE forces the tree (coll_adapt2_*_algorithm)
-            const std::string shape = name.substr(name.find(':') + 1);
+            std::string shape = name.substr(name.find(':') + 1);
+            const bool node = shape.rfind("node=", 0) == 0;  // adapt2:node=SHAPE: the tree between nodes
+            if (node) shape = shape.substr(5);
             int alg = 0;
             while (alg < ADAPT2_ALG_COUNT && shape != mca_coll_adapt2_engine_algorithm_name(alg)) ++alg;
             if (alg == ADAPT2_ALG_COUNT) return nullptr;
-            c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
+            if (node) {
+                c.bcast.node_algorithm = c.reduce.tree.node_algorithm = c.allreduce.tree.node_algorithm = alg;
+            } else {
+                c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
+            }
         }
         c.grace_us = o.grace_us;
         return [c](Network &net, CallListener &l) { return std::make_unique<Adapt2Collective>(net, l, c); };

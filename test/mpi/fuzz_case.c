@@ -107,6 +107,7 @@ void params_generate(rng_t *r, params_t *p)
     p->reduce_alg = rng_chance(r, 25) ? "auto" : PICK(r, tree_algorithms);
     p->allreduce_alg = PICK(r, allreduce_algorithms);
     p->node_alg = rng_chance(r, 50) ? "auto" : PICK(r, tree_algorithms);
+    if (!strcmp(p->node_alg, "binary") && (r->s >> 19 & 1)) p->node_alg = "two_tree"; /* as bcast_alg's */
     p->bcast_seg = pick_segment(r);
     p->reduce_seg = pick_segment(r);
     p->allreduce_seg = pick_segment(r);

@@ -22,6 +22,14 @@ size_t two_tree_cut(size_t bytes, size_t segment_bytes) {
 // Whether the call's message goes down two trees in halves.
 bool split_in_halves(const BcastPlan &plan, size_t bytes) { return two_tree_split(plan) && bytes >= 2; }
 
+// The tree of half `which` (0 or 1): the two trees, flat or between nodes.
+std::shared_ptr<const Tree> half_tree(Comm &comm, const BcastPlan &plan, int root, int which) {
+    if (!plan.multi_level) return comm.trees().get({TreeShape::two_tree, which}, root);
+    LevelSpecs levels = plan.levels;
+    levels.node.param = which;
+    return comm.trees().get_levels(levels, root);
+}
+
 // Bytes [from, from + bytes) of a message, as a message of its own.
 adapt2_buffer_t part_of(const adapt2_buffer_t &b, size_t from, size_t bytes) {
     adapt2_buffer_t part = b;
@@ -98,8 +106,7 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
     if (split_in_halves(plan, data.bytes)) {
         // each half down its own tree (no detaching: plan_bcast_call)
         const size_t cut = two_tree_cut(data.bytes, plan.segment_bytes);
-        auto first = comm.trees().get({TreeShape::two_tree, 0}, root);
-        auto second = comm.trees().get({TreeShape::two_tree, 1}, root);
+        auto first = half_tree(comm, plan, root, 0), second = half_tree(comm, plan, root, 1);
         const BcastArgs a = flow_args(comm, call, plan, part_of(data, 0, cut), *first, tag, false);
         const int second_tag = tag - call_tags(call.settings.tree, Segments(cut, plan.segment_bytes), cut);
         const BcastArgs b =

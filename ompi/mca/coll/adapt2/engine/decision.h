@@ -28,10 +28,12 @@ struct BcastPlan {
     const char *rule = "";  // which rule chose it (coll_adapt2_verbose 20)
 };
 
-// Two trees (TreeShape::two_tree) on a flat plan: the message's two halves
-// go down the two trees (bcast.cc); elsewhere the shape is the first tree.
+// Two trees (TreeShape::two_tree) on a flat plan, or between the node
+// leaders of a multi-level one: the message's two halves go down the two
+// trees (bcast.cc). Elsewhere (inside nodes, reductions) the shape is the
+// first tree alone.
 inline bool two_tree_split(const BcastPlan &plan) {
-    return !plan.multi_level && plan.tree.shape == TreeShape::two_tree;
+    return plan.multi_level ? plan.levels.node.shape == TreeShape::two_tree : plan.tree.shape == TreeShape::two_tree;
 }
 
 // The plan in words, for coll_adapt2_verbose 20: "knomial:8, 262144-byte
