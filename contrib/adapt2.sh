@@ -100,7 +100,9 @@ check_in() {
 use_ompi5() {
     local prefix
     echo "== Open MPI 5.0 (contrib/ompi5.sh: built once, then reused)"
-    prefix=$("$SRC/contrib/ompi5.sh" | tee /dev/stderr | tail -n 1)
+    # its output to our stderr (the same file descriptor: `tee /dev/stderr`
+    # would reopen a log file and overwrite what it had), its last line kept
+    prefix=$("$SRC/contrib/ompi5.sh" | tee >(cat >&2) | tail -n 1)
     export PATH="$prefix/bin:$PATH"
     ADAPT2_CONFIGURE_FLAGS="MPICC=$prefix/bin/mpicc OMPI_INFO=$prefix/bin/ompi_info MPIRUN=$prefix/bin/mpirun ${ADAPT2_CONFIGURE_FLAGS:-}"
 }

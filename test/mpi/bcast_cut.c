@@ -11,7 +11,6 @@
  *
  *   bcast_cut [--counts N,N..] [--root R] [--nonblocking]
  */
-#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,25 +187,11 @@ static long long check_mixed(int elements, int root, int nonblocking)
 int main(int argc, char **argv)
 {
     int counts[MAX_COUNTS] = {1000, 20000, 65530, 70000, 100001}, ncounts = 5, root = 0, nonblocking = 0;
-    static struct option opts[] = {{"counts", required_argument, 0, 'c'},
-                                   {"root", required_argument, 0, 'r'},
-                                   {"nonblocking", no_argument, 0, 'n'},
-                                   {0, 0, 0, 0}};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int c; (c = getopt_long(argc, argv, "c:r:n", opts, NULL)) != -1;) {
-        if (c == 'c') {
-            ncounts = 0;
-            for (char *t = strtok(optarg, ","); t && ncounts < MAX_COUNTS; t = strtok(NULL, ","))
-                counts[ncounts++] = atoi(t);
-        } else if (c == 'r') {
-            root = atoi(optarg) % size;
-        } else if (c == 'n') {
-            nonblocking = 1;
-        }
-    }
+    bcast_test_options(argc, argv, counts, MAX_COUNTS, &ncounts, &root, &nonblocking);
     MPI_Datatype s13 = struct13_type();
     long long bad = 0, calls = adapt2_counter("coll_adapt2_bcast_calls");
     for (int i = 0; i < ncounts; ++i) {

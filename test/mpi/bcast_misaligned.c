@@ -15,7 +15,6 @@
  *
  *   bcast_misaligned [--counts N,N..] [--root R] [--nonblocking]
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,25 +134,11 @@ static long long check(const shape_t *s, const shape_t *root_s, int items, int r
 int main(int argc, char **argv)
 {
     int counts[MAX_COUNTS] = {100, 1000, 49149}, ncounts = 3, root = 0, nonblocking = 0;
-    static struct option opts[] = {{"counts", required_argument, 0, 'c'},
-                                   {"root", required_argument, 0, 'r'},
-                                   {"nonblocking", no_argument, 0, 'n'},
-                                   {0, 0, 0, 0}};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int c; (c = getopt_long(argc, argv, "c:r:n", opts, NULL)) != -1;) {
-        if (c == 'c') {
-            ncounts = 0;
-            for (char *t = strtok(optarg, ","); t && ncounts < MAX_COUNTS; t = strtok(NULL, ","))
-                counts[ncounts++] = atoi(t);
-        } else if (c == 'r') {
-            root = atoi(optarg) % size;
-        } else if (c == 'n') {
-            nonblocking = 1;
-        }
-    }
+    bcast_test_options(argc, argv, counts, MAX_COUNTS, &ncounts, &root, &nonblocking);
     shape_t doubles = doubles_at_0_and_18(), scattered = longs_scattered(), contiguous = longs_contiguous();
     const int shifts[] = {0, 2, 6};
     long long bad = 0, calls = 0;

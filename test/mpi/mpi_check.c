@@ -2,6 +2,7 @@
  * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 #include "mpi_check.h"
 
+#include <getopt.h>
 #include <pthread.h>
 
 #include <stdarg.h>
@@ -258,4 +259,23 @@ int parse_windows(char *arg, int *recv, int *send, int max)
         if (sscanf(tok, "%d:%d", &recv[n], &send[n]) != 2) fail("bad window %s (want RECV:SEND)", tok);
     }
     return n;
+}
+
+void bcast_test_options(int argc, char **argv, int *counts, int max, int *ncounts, int *root, int *nonblocking)
+{
+    static struct option opts[] = {{"counts", required_argument, 0, 'c'},
+                                   {"root", required_argument, 0, 'r'},
+                                   {"nonblocking", no_argument, 0, 'n'},
+                                   {0, 0, 0, 0}};
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int c; (c = getopt_long(argc, argv, "c:r:n", opts, NULL)) != -1;) {
+        if (c == 'c') {
+            *ncounts = parse_ints(optarg, counts, max);
+        } else if (c == 'r') {
+            *root = atoi(optarg) % size;
+        } else if (c == 'n') {
+            *nonblocking = 1;
+        }
+    }
 }

@@ -63,6 +63,10 @@ int split_list(char *arg, char **out, int max);
 /* Comma-separated numbers (at most `max`), and "R:S,..." receive:send
  * window pairs (a malformed pair fails the test); each returns how many. */
 int parse_ints(char *arg, int *out, int max);
+/* MPI started: the options of the derived-type broadcast tests (bcast_cut,
+ * bcast_misaligned): --counts N,N.. (replaces `counts`, at most `max`),
+ * --root R (modulo the world's size), --nonblocking. */
+void bcast_test_options(int argc, char **argv, int *counts, int max, int *ncounts, int *root, int *nonblocking);
 int parse_longs(char *arg, long *out, int max);
 int parse_windows(char *arg, int *recv, int *send, int max);
 
