@@ -105,6 +105,7 @@ void params_generate(rng_t *r, params_t *p)
      * every case stay as they were (fuzz_regressions.sh) */
     if (!strcmp(p->bcast_alg, "binary") && (r->s >> 17 & 1)) p->bcast_alg = "two_tree";
     p->reduce_alg = rng_chance(r, 25) ? "auto" : PICK(r, tree_algorithms);
+    if (!strcmp(p->reduce_alg, "binary") && (r->s >> 21 & 1)) p->reduce_alg = "two_tree"; /* as bcast_alg's */
     p->allreduce_alg = PICK(r, allreduce_algorithms);
     p->node_alg = rng_chance(r, 50) ? "auto" : PICK(r, tree_algorithms);
     if (!strcmp(p->node_alg, "binary") && (r->s >> 19 & 1)) p->node_alg = "two_tree"; /* as bcast_alg's */

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every reduce tree (binomial, in-order binomial, binary, k-ary, k-nomial,
-# chains, pipeline, flat) and both allreduce algorithms (tree, ring), switched
+# chains, pipeline, flat, two trees: halves up each) and both allreduce algorithms (tree, ring), switched
 # at run time through MPI_T, with several segment sizes and windows: every
 # element checked, commutative and non-commutative ops, and no name rejected
 # (adapt2 reports invalid values instead of failing).
 . "$(dirname "$0")/lib.sh"
-RALG=binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat
+RALG=binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat,two_tree
 
 expect_output "np 5, every reduce tree x segments x windows" "invalid value" 0 5 -- \
     "$BIN/reduce_check" --coll reduce,ireduce --algorithms $RALG --segsizes 1024,0 \
@@ -25,6 +25,10 @@ for np in 2 5 8; do
         --segsizes 1024,0 --windows 1:1,4:2 --types int,double,mat2i,bool,short_int \
         --ops sum,min,matmul,lor,minloc --counts 1,7,1025,20001 --inplace=both
 done
+# Two trees between node leaders: each half up its own multi-level tree.
+check "np 8, nodes block:2, reduce up two trees between nodes" 8 --mca coll_adapt2_nodes block:2 \
+    --mca coll_adapt2_node_algorithm two_tree -- "$BIN/reduce_check" --coll reduce,ireduce \
+    --types int,double,double_int --ops sum,max,maxloc --counts 1,1025,100000 --roots 0,5 --inplace=both
 # The ring splits messages into np blocks: counts below, at and around np.
 expect_output "np 7, ring, counts around the number of ranks" "invalid value" 0 7 -- \
     "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms ring --segsizes 64,4096 \

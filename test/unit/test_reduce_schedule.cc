@@ -303,7 +303,8 @@ void test_allreduce_sum_and_matmul(void **) {
 }
 
 void test_shapes_windows_and_layouts(void **) {
-    for (int alg : {ADAPT2_ALG_BINOMIAL, ADAPT2_ALG_FLAT, ADAPT2_ALG_PIPELINE, ADAPT2_ALG_CHAIN, ADAPT2_ALG_KARY}) {
+    for (int alg : {ADAPT2_ALG_BINOMIAL, ADAPT2_ALG_FLAT, ADAPT2_ALG_PIPELINE, ADAPT2_ALG_CHAIN, ADAPT2_ALG_KARY,
+                    ADAPT2_ALG_TWO_TREE}) {
         for (auto [rw, sw] : {std::pair{1, 1}, std::pair{3, 2}, std::pair{8, 4}}) {
             for (bool allreduce : {false, true}) {
                 for (auto net : completion_orders(2)) {

@@ -6,45 +6,13 @@
 #include "decision.h"
 #include "detach.h"
 #include "schedule.h"
+#include "two_tree.h"
 
 namespace adapt2 {
 
-namespace {
-
-// Where a two-tree broadcast cuts its message: after the first half of its
-// segments (a one-segment message: in the middle), so both halves pipeline.
-size_t two_tree_cut(size_t bytes, size_t segment_bytes) {
-    const Segments segments(bytes, segment_bytes);
-    if (segments.count() > 1) return segments.offset((segments.count() + 1) / 2);
-    return bytes / 2;
-}
-
-// Whether the call's message goes down two trees in halves.
-bool split_in_halves(const BcastPlan &plan, size_t bytes) { return two_tree_split(plan) && bytes >= 2; }
-
-// The tree of half `which` (0 or 1): the two trees, flat or between nodes.
-std::shared_ptr<const Tree> half_tree(Comm &comm, const BcastPlan &plan, int root, int which) {
-    if (!plan.multi_level) return comm.trees().get({TreeShape::two_tree, which}, root);
-    LevelSpecs levels = plan.levels;
-    levels.node.param = which;
-    return comm.trees().get_levels(levels, root);
-}
-
-// Bytes [from, from + bytes) of a message, as a message of its own.
-adapt2_buffer_t part_of(const adapt2_buffer_t &b, size_t from, size_t bytes) {
-    adapt2_buffer_t part = b;
-    part.bytes = bytes;
-    if (part.contig) part.contig += from;
-    part.stream_offset += from;
-    return part;
-}
-
-}  // namespace
-
 int tags_of_bcast(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
     const size_t bytes = call.recv.bytes, segment = plan.tree.segment_bytes;
-    if (split_in_halves(plan.tree, bytes)) {
-        const size_t cut = two_tree_cut(bytes, segment);
+    if (const size_t cut = two_tree_cut(plan.tree, bytes, 1)) {
         return call_tags(call.settings.tree, Segments(cut, segment), cut) +
                call_tags(call.settings.tree, Segments(bytes - cut, segment), bytes - cut);
     }
@@ -103,9 +71,8 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     schedule->set_trace(TraceColl::bcast, comm.id(), comm.next_call(), data.bytes, root);
-    if (split_in_halves(plan, data.bytes)) {
+    if (const size_t cut = two_tree_cut(plan, data.bytes, 1)) {
         // each half down its own tree (no detaching: plan_bcast_call)
-        const size_t cut = two_tree_cut(data.bytes, plan.segment_bytes);
         auto first = half_tree(comm, plan, root, 0), second = half_tree(comm, plan, root, 1);
         const BcastArgs a = flow_args(comm, call, plan, part_of(data, 0, cut), *first, tag, false);
         const int second_tag = tag - call_tags(call.settings.tree, Segments(cut, plan.segment_bytes), cut);

@@ -288,6 +288,8 @@ void plan_bcast_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p
 
 void plan_reduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
     p->tree = plan_reduce(p->settings.tree, own_data(c).bytes, commutative(c), shape.nodes, shape.size);
+    // as a broadcast's (plan_bcast_call)
+    if (two_tree_split(p->tree)) p->settings.tree.detach_max_message = 0;
 }
 
 void plan_allreduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {

@@ -10,6 +10,7 @@
 #include "reduce_flow.h"
 #include "ring_flow.h"
 #include "schedule.h"
+#include "two_tree.h"
 
 namespace adapt2 {
 namespace {
@@ -53,34 +54,34 @@ void plan_gpu_combine(Comm &comm, ReduceArgs *a, const Tree &tree, int root) {
 }  // namespace
 
 int tags_of_reduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
-    const size_t bytes = own_data(call).bytes, unit = call.reduction.unit_bytes;
+    const size_t bytes = own_data(call).bytes, unit = call.reduction.unit_bytes, segment = plan.tree.segment_bytes;
     if (unit == 0) return 1;  // refused by start_reduce
-    return call_tags(call.settings.tree, Segments(bytes, plan.tree.segment_bytes, unit), bytes);
+    if (const size_t cut = two_tree_cut(plan.tree, bytes, unit)) {
+        return call_tags(call.settings.tree, Segments(cut, segment, unit), cut) +
+               call_tags(call.settings.tree, Segments(bytes - cut, segment, unit), bytes - cut);
+    }
+    return call_tags(call.settings.tree, Segments(bytes, segment, unit), bytes);
 }
 
-int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
-    const adapt2_buffer_t &own = own_data(call), &result = call.recv;
-    const bool in_place = call.in_place != 0;
+namespace {
+
+// The flow of `own` (the contribution, or one half of it) up `tree` into
+// `result` (the same part of it), its tags counting down from `tag`.
+ReduceArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &plan, const adapt2_buffer_t &own,
+                     const adapt2_buffer_t &result, const Tree &tree, bool on_device, int tag, bool grace) {
     const adapt2_reduction_t &op = call.reduction;
     const int root = call.root;
-    const adapt2_reduce_settings_t settings{call.settings.tree, call.settings.reproducible};
-    const BcastPlan &plan = planned.tree;
-    Grace **grace = reinterpret_cast<Grace **>(call.grace);
-    if (root < 0 || root >= comm.size() || op.unit_bytes == 0) return ADAPT2_STATUS_BAD_PARAM;
-    const bool on_device =
-        (in_place && comm.rank() == root ? result : own).on_device || (comm.rank() == root && result.on_device);
-    int error = 0;
-    BufferPool *pool = staging_pool(comm, on_device, &error);
-    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
-    ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag, settings.tree,
-                                  plan.segment_bytes, settings.reproducible != 0);
-    args.tag_block = flow_tags(settings.tree, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
-    args.hello = may_detach(settings.tree, own.bytes);
+    const bool in_place = call.in_place != 0;
+    const adapt2_tree_settings_t &tree_settings = call.settings.tree;
+    ReduceArgs args = reduce_args(comm, own, result, in_place && comm.rank() == root, op, tag, tree_settings,
+                                  plan.segment_bytes, call.settings.reproducible != 0);
+    args.tag_block = flow_tags(tree_settings, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
+    args.hello = may_detach(tree_settings, own.bytes);
     args.hello_tag = tag - args.tag_block;
     // Every non-root rank passes its data on: each may detach (not from
     // device data; its hellos still match its peers').
     if (comm.rank() != root && args.hello && !on_device) {
-        args.copy = borrow_detach_copy(comm, settings.tree, own.bytes);
+        args.copy = borrow_detach_copy(comm, tree_settings, own.bytes);
         args.copy_pool = &comm.detach_pool();
     }
     // A blocking non-root copies only if, when the grace period ends, its
@@ -90,25 +91,66 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
     // parent may detach and go computing before a late leaf arrives, and
     // that leaf would then wait for its next MPI call (measured: noise
     // amplification of a 1 MiB reduce at np 4 went from 0.9-1.0 to 1.7-2.2).
-    auto tree = planned_tree(comm.trees(), plan, root);
-    plan_gpu_combine(comm, &args, *tree, root);
-    const bool leaf = tree->children(comm.rank()).size() == 0;
+    plan_gpu_combine(comm, &args, tree, root);
+    const bool leaf = tree.children(comm.rank()).size() == 0;
     // Below await_min_bytes a leaf's copy costs less than waiting for the
     // hello, as a broadcast root's does (docs/design.md, "Choosing the
     // defaults"). Not an interior rank's: what it has not combined when it
     // detaches waits for its next MPI call, and the root with it.
-    args.await = grace && settings.tree.blocking && args.copy && (in_place ? result.contig : own.contig) &&
-                 (!leaf || (tree->parent(comm.rank()) == root && own.bytes >= settings.tree.await_min_bytes));
-    if (comm.logs(20)) {
-        comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
-                               describe(plan) + (args.gpu_combine ? ", combined on the GPU" : "") +
-                                   (args.hello ? "; may detach" : ""),
-                               plan.rule));
-    }
+    args.await = grace && tree_settings.blocking && args.copy && (in_place ? result.contig : own.contig) &&
+                 (!leaf || (tree.parent(comm.rank()) == root && own.bytes >= tree_settings.await_min_bytes));
+    return args;
+}
+
+}  // namespace
+
+int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
+    const adapt2_buffer_t &own = own_data(call), &result = call.recv;
+    const bool in_place = call.in_place != 0;
+    const adapt2_reduction_t &op = call.reduction;
+    const int root = call.root;
+    const BcastPlan &plan = planned.tree;
+    Grace **grace = reinterpret_cast<Grace **>(call.grace);
+    if (root < 0 || root >= comm.size() || op.unit_bytes == 0) return ADAPT2_STATUS_BAD_PARAM;
+    const bool on_device =
+        (in_place && comm.rank() == root ? result : own).on_device || (comm.rank() == root && result.on_device);
+    int error = 0;
+    BufferPool *pool = staging_pool(comm, on_device, &error);
+    if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
-    if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
     schedule->set_trace(TraceColl::reduce, comm.id(), comm.next_call(), own.bytes, root);
-    schedule->add_flow<ReduceFlow>(args, std::move(tree), *pool);
+    if (const size_t cut = two_tree_cut(plan, own.bytes, op.unit_bytes)) {
+        // each half up its own tree (no detaching: plan_reduce_call); a
+        // non-root's result buffer is not used, its parts neither
+        auto first = half_tree(comm, plan, root, 0), second = half_tree(comm, plan, root, 1);
+        const size_t rest = own.bytes - cut;
+        const ReduceArgs a =
+            flow_args(comm, call, plan, part_of(own, 0, cut), part_of(result, 0, cut), *first, on_device, tag, false);
+        const int second_tag =
+            tag - call_tags(call.settings.tree, Segments(cut, plan.segment_bytes, op.unit_bytes), cut);
+        const ReduceArgs b = flow_args(comm, call, plan, part_of(own, cut, rest), part_of(result, cut, rest), *second,
+                                       on_device, second_tag, false);
+        if (comm.logs(20)) {
+            comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
+                                   describe(plan) + "; halves of " + std::to_string(cut) + " and " +
+                                       std::to_string(rest) + " bytes up the two trees",
+                                   plan.rule));
+        }
+        if (grace) *grace = nullptr;
+        schedule->add_flow<ReduceFlow>(a, std::move(first), *pool);
+        schedule->add_flow<ReduceFlow>(b, std::move(second), *pool);
+    } else {
+        auto tree = planned_tree(comm.trees(), plan, root);
+        const ReduceArgs args = flow_args(comm, call, plan, own, result, *tree, on_device, tag, grace != nullptr);
+        if (comm.logs(20)) {
+            comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
+                                   describe(plan) + (args.gpu_combine ? ", combined on the GPU" : "") +
+                                       (args.hello ? "; may detach" : ""),
+                                   plan.rule));
+        }
+        if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
+        schedule->add_flow<ReduceFlow>(args, std::move(tree), *pool);
+    }
     count(Counter::reduce_calls, 1);
     schedule.release()->start();
     return 0;
