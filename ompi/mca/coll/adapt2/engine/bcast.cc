@@ -11,12 +11,12 @@
 namespace adapt2 {
 
 int tags_of_bcast(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
-    const size_t bytes = call.recv.bytes, segment = plan.tree.segment_bytes;
+    const size_t bytes = call.recv.bytes;
+    const adapt2_tree_settings_t &s = call.settings.tree;
     if (const size_t cut = two_tree_cut(plan.tree, bytes, 1)) {
-        return call_tags(call.settings.tree, Segments(cut, segment), cut) +
-               call_tags(call.settings.tree, Segments(bytes - cut, segment), bytes - cut);
+        return half_tags(s, plan.tree, cut, 1) + half_tags(s, plan.tree, bytes - cut, 1);
     }
-    return call_tags(call.settings.tree, Segments(bytes, segment), bytes);
+    return half_tags(s, plan.tree, bytes, 1);
 }
 
 BufferPool *staging_pool(Comm &comm, bool on_device, int *error) {
@@ -75,7 +75,7 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
         // each half down its own tree (no detaching: plan_bcast_call)
         auto first = half_tree(comm, plan, root, 0), second = half_tree(comm, plan, root, 1);
         const BcastArgs a = flow_args(comm, call, plan, part_of(data, 0, cut), *first, tag, false);
-        const int second_tag = tag - call_tags(call.settings.tree, Segments(cut, plan.segment_bytes), cut);
+        const int second_tag = tag - half_tags(call.settings.tree, plan, cut, 1);
         const BcastArgs b =
             flow_args(comm, call, plan, part_of(data, cut, data.bytes - cut), *second, second_tag, false);
         if (comm.logs(20)) {

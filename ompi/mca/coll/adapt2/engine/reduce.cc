@@ -54,13 +54,13 @@ void plan_gpu_combine(Comm &comm, ReduceArgs *a, const Tree &tree, int root) {
 }  // namespace
 
 int tags_of_reduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
-    const size_t bytes = own_data(call).bytes, unit = call.reduction.unit_bytes, segment = plan.tree.segment_bytes;
+    const size_t bytes = own_data(call).bytes, unit = call.reduction.unit_bytes;
+    const adapt2_tree_settings_t &s = call.settings.tree;
     if (unit == 0) return 1;  // refused by start_reduce
     if (const size_t cut = two_tree_cut(plan.tree, bytes, unit)) {
-        return call_tags(call.settings.tree, Segments(cut, segment, unit), cut) +
-               call_tags(call.settings.tree, Segments(bytes - cut, segment, unit), bytes - cut);
+        return half_tags(s, plan.tree, cut, unit) + half_tags(s, plan.tree, bytes - cut, unit);
     }
-    return call_tags(call.settings.tree, Segments(bytes, segment, unit), bytes);
+    return half_tags(s, plan.tree, bytes, unit);
 }
 
 namespace {
@@ -126,8 +126,7 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
         const size_t rest = own.bytes - cut;
         const ReduceArgs a =
             flow_args(comm, call, plan, part_of(own, 0, cut), part_of(result, 0, cut), *first, on_device, tag, false);
-        const int second_tag =
-            tag - call_tags(call.settings.tree, Segments(cut, plan.segment_bytes, op.unit_bytes), cut);
+        const int second_tag = tag - half_tags(call.settings.tree, plan, cut, op.unit_bytes);
         const ReduceArgs b = flow_args(comm, call, plan, part_of(own, cut, rest), part_of(result, cut, rest), *second,
                                        on_device, second_tag, false);
         if (comm.logs(20)) {

@@ -10,6 +10,7 @@
 
 #include "comm.h"
 #include "decision.h"
+#include "detach.h"
 #include "segments.h"
 
 namespace adapt2 {
@@ -22,6 +23,11 @@ inline size_t two_tree_cut(const BcastPlan &plan, size_t bytes, size_t unit) {
     const Segments segments(bytes, plan.segment_bytes, unit);
     if (segments.count() > 1) return segments.offset((segments.count() + 1) / 2);
     return bytes / unit / 2 * unit;
+}
+
+// Tags of the flow of one half (or of the whole message) of `bytes`.
+inline int half_tags(const adapt2_tree_settings_t &s, const BcastPlan &plan, size_t bytes, size_t unit) {
+    return call_tags(s, Segments(bytes, plan.segment_bytes, unit), bytes);
 }
 
 // The tree of half `which` (0 or 1): the two trees, flat or between nodes.

@@ -51,11 +51,12 @@ static inline int adapt2_locality_string(ompi_proc_t *proc, char **loc)
 
 /* Whether the PML moves any datatype correctly. Open MPI 5.0.7's does not:
  * a message received into a buffer whose elements are misaligned (a struct
- * of long longs at byte 2, in a buffer at 6 mod 8) gets doubles written into
- * its holes when the convertor resumes inside a datatype instance, with
- * MPI_Recv itself, pml ob1 and ucx (test/mpi/ompi_datatype_bug.c). adapt2's
- * direct path then moves a derived datatype as packed bytes that it packs
- * and unpacks itself, one whole buffer at a time (which is correct). */
+ * of long longs at byte 2, in a buffer at 6 mod 8) gets elements written
+ * into its holes when the convertor resumes inside a datatype instance, with
+ * MPI_Recv itself, pml ob1 and ucx (docs/measurements.md, "Open MPI 5.0.7's
+ * datatype engine"; test/mpi/bcast_misaligned.sh). adapt2's direct path then
+ * moves a derived datatype as packed bytes that it packs and unpacks itself,
+ * one whole buffer at a time (which is correct). */
 #define ADAPT2_PML_MOVES_DERIVED_TYPES 0
 
 #endif
