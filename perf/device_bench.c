@@ -5,8 +5,12 @@
  * (copy the whole buffer to the host, run the collective on host memory,
  * copy the result back: what Open MPI's coll/cuda does), in one run, for
  * bcast, reduce and allreduce (float sum). Prints per size the time of each
- * (median over iterations of the slowest rank), their ratio, and checks every
- * element of both results.
+ * (median over iterations of the slowest rank), their ratio, the rate at
+ * which adapt2 moved bytes between the GPU and its pinned staging buffers
+ * (all ranks' coll_adapt2_device_bytes over the call's time), and checks
+ * every element of both results. First, the host-device copy bandwidth of
+ * this machine (cuMemcpy between pinned host memory and the device, 64 MiB,
+ * one rank alone and every rank at once): what staging can reach.
  *
  * The CUDA driver is loaded at run time (no CUDA headers or libraries needed
  * to build). Each rank uses device rank % devices. With -m (no GPU needed)
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "bench_args.h"
+#include "../test/mpi/mpi_check.h"
 
 /* ---- the few driver entry points, by hand (no cuda.h) ---- */
 typedef int CUresult;
@@ -34,6 +39,9 @@ static struct {
     CUresult (*mem_free)(CUdeviceptr);
     CUresult (*htod)(CUdeviceptr, const void *, size_t);
     CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*host_alloc)(void **, size_t, unsigned);
+    CUresult (*free_host)(void *);
+    CUresult (*ctx_synchronize)(void);
     int mock;
 } cu;
 
@@ -71,6 +79,9 @@ static void load_driver(int rank)
     *(void **) &cu.mem_free = sym(lib, "cuMemFree_v2");
     *(void **) &cu.htod = sym(lib, "cuMemcpyHtoD_v2");
     *(void **) &cu.dtoh = sym(lib, "cuMemcpyDtoH_v2");
+    *(void **) &cu.host_alloc = sym(lib, "cuMemHostAlloc");
+    *(void **) &cu.free_host = sym(lib, "cuMemFreeHost");
+    *(void **) &cu.ctx_synchronize = sym(lib, "cuCtxSynchronize");
     int n = 0, dev = 0;
     void *ctx = NULL;
     check_cu(cu.init(0), "cuInit");
@@ -114,10 +125,53 @@ static void to_host(void *dst, const void *src, size_t bytes)
         check_cu(cu.dtoh(dst, (CUdeviceptr) (uintptr_t) src, bytes), "cuMemcpyDtoH");
 }
 
+/* ---- the machine's host-device copy bandwidth ---- */
+
+/* GB/s of `reps` copies of `bytes` in one direction on the ranks in `active`
+ * (all at once), over the slowest of them. */
+static double copy_rate(int to_device_dir, int active, void *pinned, CUdeviceptr dev, size_t bytes, int reps)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    for (int k = 0; active && k < reps; ++k) {
+        if (to_device_dir)
+            check_cu(cu.htod(dev, pinned, bytes), "cuMemcpyHtoD");
+        else
+            check_cu(cu.dtoh(pinned, dev, bytes), "cuMemcpyDtoH");
+    }
+    if (active) check_cu(cu.ctx_synchronize(), "cuCtxSynchronize");
+    t = MPI_Wtime() - t;
+    double slowest;
+    int n = 0;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&active, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return (double) n * (double) reps * (double) bytes / slowest / 1e9;
+}
+
+static int rank, size;
+
+static void print_copy_bandwidth(void)
+{
+    const size_t bytes = 64 << 20;
+    void *pinned = NULL;
+    CUdeviceptr dev;
+    check_cu(cu.host_alloc(&pinned, bytes, 0), "cuMemHostAlloc");
+    check_cu(cu.mem_alloc(&dev, bytes), "cuMemAlloc");
+    memset(pinned, 1, bytes);
+    copy_rate(1, 1, pinned, dev, bytes, 1); /* warm-up */
+    double h2d1 = copy_rate(1, rank == 0, pinned, dev, bytes, 8), d2h1 = copy_rate(0, rank == 0, pinned, dev, bytes, 8);
+    double h2dn = copy_rate(1, 1, pinned, dev, bytes, 8), d2hn = copy_rate(0, 1, pinned, dev, bytes, 8);
+    if (rank == 0)
+        printf("# host-device copies (cuMemcpy, pinned, 64 MiB): 1 rank H2D %.1f GB/s, D2H %.1f GB/s; "
+               "%d ranks at once H2D %.1f GB/s, D2H %.1f GB/s\n",
+               h2d1, d2h1, size, h2dn, d2hn);
+    cu.mem_free(dev);
+    cu.free_host(pinned);
+}
+
 /* ---- one benchmark case ---- */
 enum coll { BCAST, REDUCE, ALLREDUCE };
 static const char *coll_name[] = {"bcast", "reduce", "allreduce"};
-static int rank, size;
 
 static float value(int r, size_t i)
 {
@@ -180,9 +234,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median over iters of the slowest rank's time, data checked after each. */
-static double measure(enum coll c, int staged, size_t n, int iters, float **bufs, long *bad)
+/* Median over iters of the slowest rank's time, data checked after each.
+ * *staged_bytes: bytes all ranks together copied between the GPU and pinned
+ * buffers per call. */
+static double measure(enum coll c, int staged, size_t n, int iters, float **bufs, long *bad, double *staged_bytes)
 {
+    long long before = adapt2_counter("coll_adapt2_device_bytes");
     double *t = malloc((size_t) iters * sizeof *t);
     float *d_in = bufs[0], *d_out = bufs[1], *h_in = bufs[2], *h_out = bufs[3], *h_check = bufs[4];
     for (int it = -1; it < iters; ++it) { /* -1: warm-up */
@@ -192,6 +249,8 @@ static double measure(enum coll c, int staged, size_t n, int iters, float **bufs
         *bad += check(c, d_in, d_out, h_check, n);
         if (it >= 0) t[it] = s;
     }
+    double mine = (double) (adapt2_counter("coll_adapt2_device_bytes") - before) / (iters + 1);
+    MPI_Allreduce(&mine, staged_bytes, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     qsort(t, (size_t) iters, sizeof *t, cmp_double);
     double median = t[iters / 2];
     free(t);
@@ -235,6 +294,8 @@ int main(int argc, char **argv)
         }
     }
     if (!cu.mock) load_driver(rank);
+    adapt2_counter("coll_adapt2_device_bytes");
+    if (!cu.mock) print_copy_bandwidth();
     const size_t cap = max / sizeof(float);
     float *bufs[5] = {dev_alloc(max), dev_alloc(max), malloc(max), malloc(max), malloc(max)};
     if (!bufs[2] || !bufs[3] || !bufs[4]) die("out of host memory");
@@ -242,23 +303,28 @@ int main(int argc, char **argv)
         printf("# %d ranks, %s; median of %d iterations of the slowest rank, float sum\n", size,
                cu.mock ? "MOCK device (host memory: checks the program, measures nothing)" : "CUDA device buffers",
                iters);
-        printf("%-10s %12s %14s %16s %8s\n", "collective", "bytes", "adapt2_us", "host_staged_us", "ratio");
+        printf("%-10s %12s %14s %16s %8s %12s\n", "collective", "bytes", "adapt2_us", "host_staged_us", "ratio",
+               "staging_GBps");
     }
     long bad = 0;
     for (int c = 0; c < 3; ++c) {
         if (!which[c]) continue;
         for (size_t bytes = min; bytes <= max; bytes *= 4) {
             const size_t n = bytes / sizeof(float) < cap ? bytes / sizeof(float) : cap;
-            double direct = measure((enum coll) c, 0, n, iters, bufs, &bad);
-            double staged = measure((enum coll) c, 1, n, iters, bufs, &bad);
+            double moved = 0, ignored;
+            double direct = measure((enum coll) c, 0, n, iters, bufs, &bad, &moved);
+            double staged = measure((enum coll) c, 1, n, iters, bufs, &bad, &ignored);
             if (rank == 0)
-                printf("%-10s %12zu %14.1f %16.1f %8.2f\n", coll_name[c], n * sizeof(float), direct * 1e6, staged * 1e6,
-                       direct / staged);
+                printf("%-10s %12zu %14.1f %16.1f %8.2f %12.2f\n", coll_name[c], n * sizeof(float), direct * 1e6,
+                       staged * 1e6, direct / staged, moved / direct / 1e9);
         }
     }
     long all_bad = 0;
     MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("# ratio = adapt2/host_staged (< 1: adapt2 faster); %ld wrong elements\n", all_bad);
+    if (rank == 0)
+        printf("# ratio = adapt2/host_staged (< 1: adapt2 faster); staging_GBps = bytes all ranks copied between "
+               "the GPU and pinned buffers per adapt2 call / its time; %ld wrong elements\n",
+               all_bad);
     dev_free(bufs[0]);
     dev_free(bufs[1]);
     for (int k = 2; k < 5; ++k) free(bufs[k]);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # GPU buffers through the whole component on a mock GPU
-# (coll_adapt2_device_mock; test/mpi/device_check.c): every collective's data
+# (coll_adapt2_device_mock; test/mpi/device_check.c, device_ops_check.c), and
+# on a real one where this machine has a CUDA device: every collective's data
 # on all-device and mixed host/device ranks, with pinned pools too small for
 # one buffer per segment; what the verbose output says about the device; and
 # that a machine without a GPU runs everything as host memory.
@@ -28,4 +29,35 @@ expect_output "verbose: the device decision is reported" \
 expect_output "invalid coll_adapt2_device_mock reported" \
     "invalid value '7' for MCA parameter coll_adapt2_device_mock" 2 2 --mca coll_adapt2_device_mock 7 \
     --mca coll_adapt2_verbose 1 --mca coll_adapt2_nodes block:1 -- "$BIN/topology_check" block:1
+
+# Every (op, type) with a GPU kernel and every collective, bit for bit against
+# the same call on host memory (test/mpi/device_ops_check.c). Open MPI's
+# op/avx saturates 8-bit sums where the kernels wrap as the C loops do: off.
+OPS="$BIN/device_ops_check"
+check "mock device, every (op, type) kernel, 3 ranks" 3 --mca op ^avx -- "$OPS" mock exact 1,777,20001
+check "mock device on even ranks, host memory on odd, 4 ranks" 4 --mca op ^avx -- "$OPS" mock-mixed exact 1,5000
+check "mock device, random floats, reproducible mode, 3 ranks" 3 --mca op ^avx \
+    --mca coll_adapt2_reproducible 1 -- "$OPS" mock random 3,30001
+
+# A real GPU when this machine has one (ADAPT2_GPU_TESTS=0 skips them).
+if [ "${ADAPT2_GPU_TESTS:-1}" = 1 ] && "$OPS" probe 2>/dev/null; then
+    for np in 2 3 4; do
+        for memory in device managed mixed; do
+            check "GPU: $np ranks, $memory memory, every (op, type) kernel" $np --mca op ^avx -- \
+                "$OPS" $memory exact 1,1000,300001
+        done
+    done
+    check "GPU: 4 ranks, device memory, random floats, reproducible mode" 4 --mca op ^avx \
+        --mca coll_adapt2_reproducible 1 -- "$OPS" device random 7,300001
+    check "GPU: 3 ranks, device memory, 64 KiB of pinned buffers, 1 stream, 4 KiB segments" 3 --mca op ^avx \
+        --mca coll_adapt2_device_pinned_max_bytes 65536 --mca coll_adapt2_device_streams 1 \
+        --mca coll_adapt2_bcast_segment_size 4096 --mca coll_adapt2_reduce_segment_size 4096 -- \
+        "$OPS" device exact 1,100003
+    check "GPU: perf/device_bench, 2 ranks, both paths' data checked" 2 -- \
+        "$ADAPT2_BUILDDIR/perf/device_bench" -s 4K:4M -i 2
+    expect_output "GPU: verbose reports the CUDA device" "GPU buffers: CUDA device found" 2 2 \
+        --mca coll_adapt2_verbose 10 -- "$OPS" device exact 1
+else
+    echo "skip GPU cases: no usable CUDA device here (device_ops_check probe)"
+fi
 finish
