@@ -44,11 +44,11 @@ if [ "${ADAPT2_GPU_TESTS:-1}" = 1 ] && "$OPS" probe 2>/dev/null; then
     for np in 2 3 4; do
         for memory in device managed mixed; do
             check "GPU: $np ranks, $memory memory, every (op, type) kernel" $np --mca op ^avx -- \
-                "$OPS" $memory exact 1,1000,300001
+                "$OPS" $memory exact 1,1000,100003
         done
     done
     check "GPU: 4 ranks, device memory, random floats, reproducible mode" 4 --mca op ^avx \
-        --mca coll_adapt2_reproducible 1 -- "$OPS" device random 7,300001
+        --mca coll_adapt2_reproducible 1 -- "$OPS" device random 7,100003
     check "GPU: 3 ranks, device memory, 64 KiB of pinned buffers, 1 stream, 4 KiB segments" 3 --mca op ^avx \
         --mca coll_adapt2_device_pinned_max_bytes 65536 --mca coll_adapt2_device_streams 1 \
         --mca coll_adapt2_bcast_segment_size 4096 --mca coll_adapt2_reduce_segment_size 4096 -- \

@@ -22,7 +22,7 @@ using CUfunction = void *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
-constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
+constexpr unsigned CU_STREAM_DEFAULT = 0x0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
 constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 0x1;  // pinned for every context
 constexpr int CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2;
@@ -240,9 +240,14 @@ void CudaBackend::free_device(void *p) {
 
 // ---- streams, copies, events ------------------------------------------------
 
+// Blocking streams: ordered after the work the process put on the legacy
+// default stream before the call, as users of cudaMemcpy expect. A pageable
+// cudaMemcpy to the device returns before its DMA lands; on non-blocking
+// streams our first copy read the buffer before it (seen on an H100: stale
+// bytes in most in-place allreduces and small broadcasts).
 int CudaBackend::create_stream(DeviceStream *out) {
     *out = nullptr;
-    return in_context([&](const CudaDriver &d) { return d.cuStreamCreate(out, CU_STREAM_NON_BLOCKING); });
+    return in_context([&](const CudaDriver &d) { return d.cuStreamCreate(out, CU_STREAM_DEFAULT); });
 }
 
 void CudaBackend::destroy_stream(DeviceStream s) {
