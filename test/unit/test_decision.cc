@@ -318,6 +318,16 @@ void test_plan_call_rules(void **) {
     all.settings.algorithm = ADAPT2_ALLREDUCE_RING;
     plan = plan_call(all, kShape);
     assert_int_equal(plan.settings.algorithm, ADAPT2_ALLREDUCE_TREE), seen.insert(plan.rule);
+    // ... and segments of at least device_segment_size; 0 (one segment) stays
+    all.settings.tree.segment_size = 64 << 10, all.settings.tree.topology_segment_size = 0;
+    all.settings.tree.node_segment_size = 4 << 20;
+    all.facts.device_segment_size = 1 << 20;
+    plan = plan_call(all, kShape);
+    assert_int_equal(plan.settings.tree.segment_size, 1 << 20);
+    assert_int_equal(plan.settings.tree.topology_segment_size, 0);
+    assert_int_equal(plan.settings.tree.node_segment_size, 4 << 20);
+    all.facts.device_support = 0;
+    assert_int_equal(plan_call(all, kShape).settings.tree.segment_size, 64 << 10);
     // a user op is never called after the reduce returned
     adapt2_call_t red = plain_call(ADAPT2_COLL_REDUCE);
     red.facts.user_op = 1;

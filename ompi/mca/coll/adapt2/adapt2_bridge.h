@@ -321,6 +321,7 @@ typedef struct adapt2_call_facts {
     int blocking;       /* MPI_Bcast, not MPI_Ibcast */
     int user_op;        /* a user-defined op (MPI_Op_create) */
     int device_support; /* GPU buffers are looked for in this process */
+    size_t device_segment_size; /* with device_support: the least segment size (0: none) */
     int previous;       /* the user set the collective's algorithm to `previous` */
 } adapt2_call_facts_t;
 

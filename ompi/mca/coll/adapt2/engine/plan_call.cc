@@ -56,6 +56,16 @@ const char *hand_on_because(const adapt2_call_t &call, const Rule *from_table) {
     return from_table && from_table->previous ? from_table->where.c_str() : nullptr;
 }
 
+// With GPU support on, segments are at least device_segment_size: each one
+// costs CUDA operations (copies, events, a kernel) of some microseconds. The
+// facts are the same on every rank, so every rank cuts alike. 0 stays 0 (one
+// segment).
+void raise_segments_for_device(size_t least, adapt2_tree_settings_t *s) {
+    for (size_t *bytes : {&s->segment_size, &s->topology_segment_size, &s->node_segment_size, &s->numa_segment_size}) {
+        if (*bytes != 0 && *bytes < least) *bytes = least;
+    }
+}
+
 }  // namespace
 
 const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape) {
@@ -70,6 +80,7 @@ CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     CallPlan plan;
     plan.settings = call.settings;
     if (from_table) apply_rule(*from_table, call.collective, &plan.settings);
+    if (f.device_support) raise_segments_for_device(f.device_segment_size, &plan.settings.tree);
     plan.settings.tree.blocking = f.blocking != 0;
     plan.rule = rules::as_set;
     switch (call.collective) {
