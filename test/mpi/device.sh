@@ -41,6 +41,7 @@ check "mock device, random floats, reproducible mode, 3 ranks" 3 --mca op ^avx \
 
 # A real GPU when this machine has one (ADAPT2_GPU_TESTS=0 skips them).
 if [ "${ADAPT2_GPU_TESTS:-1}" = 1 ] && "$OPS" probe 2>/dev/null; then
+    unset OMPI_MCA_coll_adapt2_device_segment_size # (lib.sh) the default floor, as users get it
     for np in 2 3 4; do
         for memory in device managed mixed; do
             check "GPU: $np ranks, $memory memory, every (op, type) kernel" $np --mca op ^avx -- \

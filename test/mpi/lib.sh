@@ -17,6 +17,10 @@ esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_component_path="$ADAPT2_BUILDDIR/.libs:$OMPI_PKGLIBDIR"
 export OMPI_MCA_coll_adapt2_priority=100
+# On a machine with a GPU, device support is on and raises segments to
+# coll_adapt2_device_segment_size; the scripts' segment counts are for the
+# host sizes they set. device.sh lifts this for its GPU cases.
+export OMPI_MCA_coll_adapt2_device_segment_size=0
 # More ranks than cores: yield when idle, or time slices dominate.
 MPI_FLAGS="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
 UCX_FLAGS="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
