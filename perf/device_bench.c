@@ -162,9 +162,10 @@ static void print_copy_bandwidth(void)
     double h2d1 = copy_rate(1, rank == 0, pinned, dev, bytes, 8), d2h1 = copy_rate(0, rank == 0, pinned, dev, bytes, 8);
     double h2dn = copy_rate(1, 1, pinned, dev, bytes, 8), d2hn = copy_rate(0, 1, pinned, dev, bytes, 8);
     if (rank == 0)
-        printf("# host-device copies (cuMemcpy, pinned, 64 MiB): 1 rank H2D %.1f GB/s, D2H %.1f GB/s; "
-               "%d ranks at once H2D %.1f GB/s, D2H %.1f GB/s\n",
-               h2d1, d2h1, size, h2dn, d2hn);
+        printf(
+            "# host-device copies (cuMemcpy, pinned, 64 MiB): 1 rank H2D %.1f GB/s, D2H %.1f GB/s; "
+            "%d ranks at once H2D %.1f GB/s, D2H %.1f GB/s\n",
+            h2d1, d2h1, size, h2dn, d2hn);
     cu.mem_free(dev);
     cu.free_host(pinned);
 }
@@ -322,9 +323,10 @@ int main(int argc, char **argv)
     long all_bad = 0;
     MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("# ratio = adapt2/host_staged (< 1: adapt2 faster); staging_GBps = bytes all ranks copied between "
-               "the GPU and pinned buffers per adapt2 call / its time; %ld wrong elements\n",
-               all_bad);
+        printf(
+            "# ratio = adapt2/host_staged (< 1: adapt2 faster); staging_GBps = bytes all ranks copied between "
+            "the GPU and pinned buffers per adapt2 call / its time; %ld wrong elements\n",
+            all_bad);
     dev_free(bufs[0]);
     dev_free(bufs[1]);
     for (int k = 2; k < 5; ++k) free(bufs[k]);

@@ -149,7 +149,7 @@ enum cls { INTEGER, FLOATING, PAIR };
 typedef struct {
     MPI_Datatype type;
     const char *name;
-    size_t bytes;     /* extent */
+    size_t bytes; /* extent */
     enum cls cls;
     size_t value_bytes; /* pairs: the value's size; its index is at index_at */
     size_t index_at;
@@ -227,13 +227,13 @@ static void fill_element(const type_t *t, unsigned char *p, int r, size_t i, int
 }
 
 static const type_t types[] = {
-    {MPI_INT8_T, "int8", 1, INTEGER, 0, 0},          {MPI_UINT8_T, "uint8", 1, INTEGER, 0, 0},
-    {MPI_INT16_T, "int16", 2, INTEGER, 0, 0},        {MPI_UINT16_T, "uint16", 2, INTEGER, 0, 0},
-    {MPI_INT, "int32", 4, INTEGER, 0, 0},            {MPI_UINT32_T, "uint32", 4, INTEGER, 0, 0},
-    {MPI_LONG, "int64", 8, INTEGER, 0, 0},           {MPI_UINT64_T, "uint64", 8, INTEGER, 0, 0},
-    {MPI_FLOAT, "float", 4, FLOATING, 0, 0},         {MPI_DOUBLE, "double", 8, FLOATING, 0, 0},
-    {MPI_FLOAT_INT, "float_int", 8, PAIR, 4, 4},     {MPI_DOUBLE_INT, "double_int", 16, PAIR, 8, 8},
-    {MPI_LONG_INT, "long_int", 16, PAIR, 8, 8},      {MPI_2INT, "2int", 8, PAIR, 4, 4},
+    {MPI_INT8_T, "int8", 1, INTEGER, 0, 0},      {MPI_UINT8_T, "uint8", 1, INTEGER, 0, 0},
+    {MPI_INT16_T, "int16", 2, INTEGER, 0, 0},    {MPI_UINT16_T, "uint16", 2, INTEGER, 0, 0},
+    {MPI_INT, "int32", 4, INTEGER, 0, 0},        {MPI_UINT32_T, "uint32", 4, INTEGER, 0, 0},
+    {MPI_LONG, "int64", 8, INTEGER, 0, 0},       {MPI_UINT64_T, "uint64", 8, INTEGER, 0, 0},
+    {MPI_FLOAT, "float", 4, FLOATING, 0, 0},     {MPI_DOUBLE, "double", 8, FLOATING, 0, 0},
+    {MPI_FLOAT_INT, "float_int", 8, PAIR, 4, 4}, {MPI_DOUBLE_INT, "double_int", 16, PAIR, 8, 8},
+    {MPI_LONG_INT, "long_int", 16, PAIR, 8, 8},  {MPI_2INT, "2int", 8, PAIR, 4, 4},
     {MPI_SHORT_INT, "short_int", 8, PAIR, 2, 4},
 };
 
@@ -269,7 +269,10 @@ static void run_call(const case_t *c, void *in, void *out)
             MPI_Bcast(in, c->count, c->t->type, c->root, MPI_COMM_WORLD);
         break;
     case REDUCE:
-    case ALLREDUCE: reduce_call(sbuf, out, c->count, c->t->type, c->op->op, c->root, MPI_COMM_WORLD, c->coll == ALLREDUCE, c->blocking); break;
+    case ALLREDUCE:
+        reduce_call(sbuf, out, c->count, c->t->type, c->op->op, c->root, MPI_COMM_WORLD, c->coll == ALLREDUCE,
+                    c->blocking);
+        break;
     case ALLGATHER:
         MPI_Allgather(here ? MPI_IN_PLACE : in, c->count, c->t->type, out, c->count, c->t->type, MPI_COMM_WORLD);
         break;
@@ -320,8 +323,8 @@ static long compare(const case_t *c, const unsigned char *got, const unsigned ch
                         "rank %d (%s memory): %s%s %s of %d %s root %d%s: element %zu byte %zu is 0x%02x, "
                         "host memory gave 0x%02x\n",
                         rank, memory_name[mine], c->blocking ? "" : "non-blocking ", coll_name[c->coll],
-                        c->op ? c->op->name : "", c->count, c->t->name, c->root, c->in_place ? " in place" : "", i,
-                        k, got[i * e + k], want[i * e + k]);
+                        c->op ? c->op->name : "", c->count, c->t->name, c->root, c->in_place ? " in place" : "", i, k,
+                        got[i * e + k], want[i * e + k]);
             break;
         }
     }
@@ -393,7 +396,7 @@ static void sweep_reductions(const int *counts, int ncounts)
             continue;
         }
         const op_t *ops = ty->cls == INTEGER ? int_ops : ty->cls == FLOATING ? float_ops : pair_ops;
-        const size_t nops = ty->cls == INTEGER ? sizeof int_ops / sizeof int_ops[0]
+        const size_t nops = ty->cls == INTEGER    ? sizeof int_ops / sizeof int_ops[0]
                             : ty->cls == FLOATING ? sizeof float_ops / sizeof float_ops[0]
                                                   : sizeof pair_ops / sizeof pair_ops[0];
         for (size_t o = 0; o < nops; ++o) {
@@ -401,7 +404,8 @@ static void sweep_reductions(const int *counts, int ncounts)
                 /* each (op, type, count): reduce and allreduce, blocking and
                  * not, in place on alternate calls */
                 for (int v = 0; v < 4; ++v) {
-                    case_t c = {v < 2 ? REDUCE : ALLREDUCE, ty, &ops[o], counts[k], 0, v % 2 == 0, (int) (o + k + v) % 3 == 0, 0};
+                    case_t c = {v < 2 ? REDUCE : ALLREDUCE, ty, &ops[o], counts[k], 0, v % 2 == 0,
+                                (int) (o + k + v) % 3 == 0, 0};
                     one(c);
                 }
             }
@@ -491,9 +495,10 @@ int main(int argc, char **argv)
     if (!random_floats && all_combined <= 0) fail("no segment was combined on the GPU");
     long long all_bad = total_errors(bad_total, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("device_ops_check %s (%s floats): %ld cases, %lld wrong elements, %ld kinds skipped "
-               "(padded pairs or allgather/reduce-scatter on cuMemAlloc memory); %lld segments combined on the GPU\n",
-               mode, random_floats ? "random" : "exact", cases, all_bad, skipped, all_combined);
+        printf(
+            "device_ops_check %s (%s floats): %ld cases, %lld wrong elements, %ld kinds skipped "
+            "(padded pairs or allgather/reduce-scatter on cuMemAlloc memory); %lld segments combined on the GPU\n",
+            mode, random_floats ? "random" : "exact", cases, all_bad, skipped, all_combined);
     }
     MPI_Finalize();
     return all_bad ? 1 : 0;

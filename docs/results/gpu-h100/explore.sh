@@ -1,4 +1,8 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
+# The exploratory GPU runs of docs/measurements.md ("GPU buffers on a real GPU", run 3):
+# on the GPU machine, contrib/adapt2-gpu exec bash docs/results/gpu-h100/explore.sh OUT
 out=$1; B=$ADAPT2_BUILDDIR/perf/device_bench
 M="$MPIRUN_FLAGS"
 g() { grep -E '^(bcast|reduce|allreduce|#)'; }

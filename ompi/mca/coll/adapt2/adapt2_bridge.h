@@ -318,11 +318,11 @@ typedef adapt2_allreduce_settings_t adapt2_call_settings_t;
  * op: the facts the engine's plan_call (engine/plan_call.h) decides from.
  * Each is the same on every rank of a call, so every rank plans alike. */
 typedef struct adapt2_call_facts {
-    int blocking;       /* MPI_Bcast, not MPI_Ibcast */
-    int user_op;        /* a user-defined op (MPI_Op_create) */
-    int device_support; /* GPU buffers are looked for in this process */
+    int blocking;               /* MPI_Bcast, not MPI_Ibcast */
+    int user_op;                /* a user-defined op (MPI_Op_create) */
+    int device_support;         /* GPU buffers are looked for in this process */
     size_t device_segment_size; /* with device_support: the least segment size (0: none) */
-    int previous;       /* the user set the collective's algorithm to `previous` */
+    int previous;               /* the user set the collective's algorithm to `previous` */
 } adapt2_call_facts_t;
 
 typedef struct adapt2_call {
