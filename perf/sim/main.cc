@@ -50,7 +50,8 @@ void usage(FILE *f) {
                  "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2-flat\n"
                  "              (coll_adapt2_topology=0), adapt2:SHAPE or adapt2-sync:SHAPE (a forced\n"
                  "              tree: binomial, knomial, pipeline, two_tree, ...; adapt2:node=SHAPE\n"
-                 "              forces the tree between node leaders), binomial,\n"
+                 "              forces the tree between node leaders; an allreduce then takes the\n"
+                 "              tree allreduce), binomial,\n"
                  "              knomial, chain, scatter-allgather, tuned (tuned's fixed pick)\n"
                  "  -p LIST     ranks: N,N,... or A:B (powers of two from A to B) (default 64)\n"
                  "  -m LIST     message sizes, K/M suffixes, same syntax (default 1M)\n"
@@ -156,6 +157,7 @@ CollectiveFactory factory(const Options &o, const std::string &name, int p, size
             } else {
                 c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
             }
+            c.allreduce.algorithm = ADAPT2_ALLREDUCE_TREE;  // a tree only the tree allreduce uses
         }
         c.grace_us = o.grace_us;
         return [c](Network &net, CallListener &l) { return std::make_unique<Adapt2Collective>(net, l, c); };

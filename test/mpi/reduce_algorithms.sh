@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every reduce tree (binomial, in-order binomial, binary, k-ary, k-nomial,
-# chains, pipeline, flat, two trees: halves up each) and both allreduce algorithms (tree, ring), switched
+# chains, pipeline, flat, two trees: halves up each) and the allreduce algorithms (tree, on one
+# tree or two, ring, recursive doubling), switched
 # at run time through MPI_T, with several segment sizes and windows: every
 # element checked, commutative and non-commutative ops, and no name rejected
 # (adapt2 reports invalid values instead of failing).
@@ -29,6 +30,17 @@ done
 check "np 8, nodes block:2, reduce up two trees between nodes" 8 --mca coll_adapt2_nodes block:2 \
     --mca coll_adapt2_node_algorithm two_tree -- "$BIN/reduce_check" --coll reduce,ireduce \
     --types int,double,double_int --ops sum,max,maxloc --counts 1,1025,100000 --roots 0,5 --inplace=both
+# Two trees in the tree allreduce: each half reduced up its tree and
+# broadcast down it again, flat and between node leaders.
+for np in 5 8; do
+    check "np $np, tree allreduce on two trees" $np --mca coll_adapt2_reduce_algorithm two_tree -- \
+        "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms tree --segsizes 1024,0 \
+        --types int,double,double_int --ops sum,max,maxloc --counts 1,2,1025,100000 --inplace=both
+done
+expect_output "np 8, nodes block:2, tree allreduce up and down two trees between nodes" \
+    "each up and down its tree" 16 8 --mca coll_adapt2_nodes block:2 --mca coll_adapt2_node_algorithm two_tree \
+    --mca coll_adapt2_verbose 20 -- "$BIN/reduce_check" --coll allreduce --allreduce-algorithms tree \
+    --types int --ops sum --counts 100000
 # The ring splits messages into np blocks: counts below, at and around np.
 expect_output "np 7, ring, counts around the number of ranks" "invalid value" 0 7 -- \
     "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms ring --segsizes 64,4096 \

@@ -156,10 +156,13 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
 }
 
 // Two tag blocks: the reduction up the tree, then the broadcast down it (the
-// ring and recursive doubling use the first).
-int tags_of_allreduce(const Comm &, const adapt2_call_t &call, const CallPlan &) {
+// ring and recursive doubling use the first); twice that on two trees.
+int tags_of_allreduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
     const int window = call.settings.tree.send_window;
-    return ReduceFlow::tags_needed(window) + BcastFlow::tags_needed(window);
+    const int pair = ReduceFlow::tags_needed(window) + BcastFlow::tags_needed(window);
+    const bool halves = plan.algorithm == ADAPT2_ALLREDUCE_TREE &&
+                        two_tree_cut(plan.tree, call.recv.bytes, call.reduction.unit_bytes) != 0;
+    return halves ? 2 * pair : pair;
 }
 
 // The fused tree allreduce: a reduction to rank 0 whose finished segments
@@ -194,6 +197,34 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     a.recv_window = s.tree.recv_window;
     a.send_window = s.tree.send_window;
     schedule.add_flow<RingFlow>(a, comm.pool());
+}
+
+// The fused tree allreduce of `mine` (the contribution, or a part of it)
+// into the same part of `result`: a reduction to rank 0 whose finished
+// segments go down the same tree at once. Tags count down from `tag`.
+void add_fused_tree(Schedule &schedule, Comm &comm, const adapt2_call_t &call, const BcastPlan &plan,
+                    std::shared_ptr<const Tree> tree, const adapt2_buffer_t &mine, const adapt2_buffer_t &result,
+                    int tag, BufferPool &pool) {
+    const int root = 0;
+    const adapt2_allreduce_settings_t &settings = call.settings;
+    const bool in_place = call.in_place != 0;
+    ReduceArgs up = reduce_args(comm, mine, result, in_place, call.reduction, tag, settings.tree, plan.segment_bytes,
+                                settings.reproducible != 0);
+    up.in_place = in_place && comm.rank() == root;
+    plan_gpu_combine(comm, &up, *tree, root);
+    auto &reduce = schedule.add_flow<ReduceFlow>(up, tree, pool);
+    BcastArgs down;
+    down.rank = comm.rank();
+    down.tag = tag - ReduceFlow::tags_needed(settings.tree.send_window);
+    down.data = result;
+    down.segment_bytes = plan.segment_bytes;
+    down.unit = call.reduction.unit_bytes;
+    level_groups(plan, Segments(result.bytes, plan.segment_bytes, down.unit).count(), down.groups);
+    down.recv_window = settings.tree.recv_window;
+    down.send_window = settings.tree.send_window;
+    down.supplied = true;
+    auto &bcast = schedule.add_flow<BcastFlow>(down, std::move(tree), pool);
+    if (comm.rank() == root) reduce.feed(&bcast);
 }
 
 // Recursive doubling in the result buffer where both are contiguous, else
@@ -241,34 +272,32 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
         return 0;
     }
     const int root = 0;
-    auto tree = planned_tree(comm.trees(), plan, root);
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
     if (comm.logs(20)) {
+        const size_t cut = two_tree_cut(plan, result.bytes, op.unit_bytes);
         comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
-                               "fused tree: reduce to rank 0 and broadcast, " + describe(plan),
+                               "fused tree: reduce to rank 0 and broadcast, " + describe(plan) +
+                                   (cut ? "; halves of " + std::to_string(cut) + " and " +
+                                              std::to_string(result.bytes - cut) + " bytes, each up and down its tree"
+                                        : ""),
                                (std::string(rule) + "; tree: " + plan.rule).c_str()));
     }
     ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
-    ReduceArgs up = reduce_args(comm, in_place ? result : own, result, in_place, op, tag, settings.tree,
-                                plan.segment_bytes, settings.reproducible != 0);
-    up.in_place = in_place && comm.rank() == root;
-    plan_gpu_combine(comm, &up, *tree, root);
-    auto &reduce = schedule->add_flow<ReduceFlow>(up, tree, *pool);
-    BcastArgs down;
-    down.rank = comm.rank();
-    down.tag = tag - ReduceFlow::tags_needed(settings.tree.send_window);
-    down.data = result;
-    down.segment_bytes = plan.segment_bytes;
-    down.unit = op.unit_bytes;
-    level_groups(plan, Segments(result.bytes, plan.segment_bytes, op.unit_bytes).count(), down.groups);
-    down.recv_window = settings.tree.recv_window;
-    down.send_window = settings.tree.send_window;
-    down.supplied = true;
-    auto &bcast = schedule->add_flow<BcastFlow>(down, tree, *pool);
-    if (comm.rank() == root) reduce.feed(&bcast);
+    const adapt2_buffer_t &mine = in_place ? result : own;
+    if (const size_t cut = two_tree_cut(plan, result.bytes, op.unit_bytes)) {
+        // each half reduced up its own tree and broadcast down it
+        const size_t rest = result.bytes - cut;
+        const int pair = tags_of_allreduce(comm, call, planned) / 2;
+        add_fused_tree(*schedule, comm, call, plan, half_tree(comm, plan, root, 0), part_of(mine, 0, cut),
+                       part_of(result, 0, cut), tag, *pool);
+        add_fused_tree(*schedule, comm, call, plan, half_tree(comm, plan, root, 1), part_of(mine, cut, rest),
+                       part_of(result, cut, rest), tag - pair, *pool);
+    } else {
+        add_fused_tree(*schedule, comm, call, plan, planned_tree(comm.trees(), plan, root), mine, result, tag, *pool);
+    }
     count(Counter::allreduce_calls, 1);
     schedule.release()->start();
     return 0;
