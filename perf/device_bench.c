@@ -19,31 +19,16 @@
  *
  * usage: mpirun -np N device_bench [-m] [-s MIN:MAX] [-i ITERS] [-c bcast,reduce,allreduce]
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "bench_args.h"
+#include "../test/mpi/cuda_driver.h"
 #include "../test/mpi/mpi_check.h"
 
-/* ---- the few driver entry points, by hand (no cuda.h) ---- */
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*device_count)(int *);
-    CUresult (*device_get)(int *, int);
-    CUresult (*primary_ctx_retain)(void **, int);
-    CUresult (*ctx_set_current)(void *);
-    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-    CUresult (*mem_free)(CUdeviceptr);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t);
-    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*host_alloc)(void **, size_t, unsigned);
-    CUresult (*free_host)(void *);
-    CUresult (*ctx_synchronize)(void);
-    int mock;
-} cu;
+/* ---- the CUDA driver, loaded at run time (test/mpi/cuda_driver.h) ---- */
+static cuda_driver_t cu;
+static int mock;
 
 static void die(const char *what)
 {
@@ -59,43 +44,19 @@ static void check_cu(CUresult rc, const char *what)
     }
 }
 
-static void *sym(void *lib, const char *name)
-{
-    void *f = dlsym(lib, name);
-    if (!f) die(name);
-    return f;
-}
-
 static void load_driver(int rank)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!lib) die("no libcuda.so.1 (no GPU driver): run with -m to check the program without a GPU");
-    *(void **) &cu.init = sym(lib, "cuInit");
-    *(void **) &cu.device_count = sym(lib, "cuDeviceGetCount");
-    *(void **) &cu.device_get = sym(lib, "cuDeviceGet");
-    *(void **) &cu.primary_ctx_retain = sym(lib, "cuDevicePrimaryCtxRetain");
-    *(void **) &cu.ctx_set_current = sym(lib, "cuCtxSetCurrent");
-    *(void **) &cu.mem_alloc = sym(lib, "cuMemAlloc_v2");
-    *(void **) &cu.mem_free = sym(lib, "cuMemFree_v2");
-    *(void **) &cu.htod = sym(lib, "cuMemcpyHtoD_v2");
-    *(void **) &cu.dtoh = sym(lib, "cuMemcpyDtoH_v2");
-    *(void **) &cu.host_alloc = sym(lib, "cuMemHostAlloc");
-    *(void **) &cu.free_host = sym(lib, "cuMemFreeHost");
-    *(void **) &cu.ctx_synchronize = sym(lib, "cuCtxSynchronize");
-    int n = 0, dev = 0;
-    void *ctx = NULL;
-    check_cu(cu.init(0), "cuInit");
-    check_cu(cu.device_count(&n), "cuDeviceGetCount");
-    if (n < 1) die("no CUDA device");
-    check_cu(cu.device_get(&dev, rank % n), "cuDeviceGet");
-    check_cu(cu.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check_cu(cu.ctx_set_current(ctx), "cuCtxSetCurrent");
+    char why[256];
+    if (cuda_driver_load(&cu, rank, why, sizeof why) != 0) {
+        fprintf(stderr, "device_bench: %s: run with -m to check the program without a GPU\n", why);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
 }
 
 /* Device memory, or (mock) host memory standing in for it. */
 static void *dev_alloc(size_t bytes)
 {
-    if (cu.mock) return malloc(bytes);
+    if (mock) return malloc(bytes);
     CUdeviceptr p;
     check_cu(cu.mem_alloc(&p, bytes), "cuMemAlloc");
     return (void *) (uintptr_t) p;
@@ -103,7 +64,7 @@ static void *dev_alloc(size_t bytes)
 
 static void dev_free(void *p)
 {
-    if (cu.mock)
+    if (mock)
         free(p);
     else
         cu.mem_free((CUdeviceptr) (uintptr_t) p);
@@ -111,7 +72,7 @@ static void dev_free(void *p)
 
 static void to_device(void *dst, const void *src, size_t bytes)
 {
-    if (cu.mock)
+    if (mock)
         memcpy(dst, src, bytes);
     else
         check_cu(cu.htod((CUdeviceptr) (uintptr_t) dst, src, bytes), "cuMemcpyHtoD");
@@ -119,7 +80,7 @@ static void to_device(void *dst, const void *src, size_t bytes)
 
 static void to_host(void *dst, const void *src, size_t bytes)
 {
-    if (cu.mock)
+    if (mock)
         memcpy(dst, src, bytes);
     else
         check_cu(cu.dtoh(dst, (CUdeviceptr) (uintptr_t) src, bytes), "cuMemcpyDtoH");
@@ -280,7 +241,7 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "ms:i:c:")) != -1) {
         char *colon;
         switch (opt) {
-        case 'm': cu.mock = 1; break;
+        case 'm': mock = 1; break;
         case 's':
             colon = strchr(optarg, ':');
             if (!colon) die("-s MIN:MAX");
@@ -294,16 +255,15 @@ int main(int argc, char **argv)
         default: die("usage: device_bench [-m] [-s MIN:MAX] [-i ITERS] [-c bcast,reduce,allreduce]");
         }
     }
-    if (!cu.mock) load_driver(rank);
+    if (!mock) load_driver(rank);
     adapt2_counter("coll_adapt2_device_bytes");
-    if (!cu.mock) print_copy_bandwidth();
+    if (!mock) print_copy_bandwidth();
     const size_t cap = max / sizeof(float);
     float *bufs[5] = {dev_alloc(max), dev_alloc(max), malloc(max), malloc(max), malloc(max)};
     if (!bufs[2] || !bufs[3] || !bufs[4]) die("out of host memory");
     if (rank == 0) {
         printf("# %d ranks, %s; median of %d iterations of the slowest rank, float sum\n", size,
-               cu.mock ? "MOCK device (host memory: checks the program, measures nothing)" : "CUDA device buffers",
-               iters);
+               mock ? "MOCK device (host memory: checks the program, measures nothing)" : "CUDA device buffers", iters);
         printf("%-10s %12s %14s %16s %8s %12s\n", "collective", "bytes", "adapt2_us", "host_staged_us", "ratio",
                "staging_GBps");
     }

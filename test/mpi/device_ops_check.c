@@ -22,37 +22,21 @@
  *   probe   exit 0 if a CUDA device is usable, 77 if not (no MPI)
  * Exit 77 when a real memory kind is asked for and no device is usable.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_driver.h"
 #include "mpi_check.h"
 
 /* ---- memory kinds ---- */
 enum memory { HOST, DEVICE, MANAGED };
 static const char *memory_name[] = {"host", "device", "managed"};
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*device_count)(int *);
-    CUresult (*device_get)(int *, int);
-    CUresult (*primary_ctx_retain)(void **, int);
-    CUresult (*ctx_set_current)(void *);
-    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-    CUresult (*mem_alloc_managed)(CUdeviceptr *, size_t, unsigned);
-    CUresult (*mem_free)(CUdeviceptr);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t);
-    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*ctx_synchronize)(void);
-} cu;
+static cuda_driver_t cu;
 
 static int rank, size;
 static enum memory mine; /* this rank's memory kind */
-
-#define CU_MEM_ATTACH_GLOBAL 0x1
 
 static void check_cu(CUresult rc, const char *what)
 {
@@ -63,43 +47,10 @@ static void check_cu(CUresult rc, const char *what)
  * is usable (says why on stderr when `loud`). */
 static int load_driver(int loud)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!lib) {
-        if (loud) fprintf(stderr, "device_ops_check: no libcuda.so.1: %s\n", dlerror());
-        return 0;
-    }
-    const struct {
-        void **slot;
-        const char *name;
-    } syms[] = {
-        {(void **) &cu.init, "cuInit"},
-        {(void **) &cu.device_count, "cuDeviceGetCount"},
-        {(void **) &cu.device_get, "cuDeviceGet"},
-        {(void **) &cu.primary_ctx_retain, "cuDevicePrimaryCtxRetain"},
-        {(void **) &cu.ctx_set_current, "cuCtxSetCurrent"},
-        {(void **) &cu.mem_alloc, "cuMemAlloc_v2"},
-        {(void **) &cu.mem_alloc_managed, "cuMemAllocManaged"},
-        {(void **) &cu.mem_free, "cuMemFree_v2"},
-        {(void **) &cu.htod, "cuMemcpyHtoD_v2"},
-        {(void **) &cu.dtoh, "cuMemcpyDtoH_v2"},
-        {(void **) &cu.ctx_synchronize, "cuCtxSynchronize"},
-    };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; ++i) {
-        if (!(*syms[i].slot = dlsym(lib, syms[i].name))) {
-            if (loud) fprintf(stderr, "device_ops_check: libcuda.so.1 lacks %s\n", syms[i].name);
-            return 0;
-        }
-    }
-    int n = 0, dev = 0;
-    void *ctx = NULL;
-    if (cu.init(0) != 0 || cu.device_count(&n) != 0 || n < 1) {
-        if (loud) fprintf(stderr, "device_ops_check: no usable CUDA device\n");
-        return 0;
-    }
-    check_cu(cu.device_get(&dev, rank % n), "cuDeviceGet");
-    check_cu(cu.primary_ctx_retain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check_cu(cu.ctx_set_current(ctx), "cuCtxSetCurrent");
-    return 1;
+    char why[256];
+    if (cuda_driver_load(&cu, rank, why, sizeof why) == 0) return 1;
+    if (loud) fprintf(stderr, "device_ops_check: %s\n", why);
+    return 0;
 }
 
 static void *mem_alloc(size_t bytes)
@@ -109,7 +60,7 @@ static void *mem_alloc(size_t bytes)
     if (mine == DEVICE) {
         check_cu(cu.mem_alloc(&p, bytes), "cuMemAlloc");
     } else if (mine == MANAGED) {
-        check_cu(cu.mem_alloc_managed(&p, bytes, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+        check_cu(cu.mem_alloc_managed(&p, bytes, CUDA_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
     } else {
         void *h = malloc(bytes);
         if (!h) fail("out of host memory (%zu bytes)", bytes);
