@@ -163,6 +163,19 @@ void test_allreduce_rules(void **) {
     assert_int_equal(pick(1 << 20, true), ADAPT2_ALLREDUCE_RECDOUBLING);
     s.algorithm = ADAPT2_ALLREDUCE_TREE;
     assert_int_equal(pick(4, true), ADAPT2_ALLREDUCE_TREE);
+    // across nodes: the ring where nodes are in blocks and each rank's block
+    // is at least a segment; the multi-level tree otherwise
+    s.algorithm = ADAPT2_ALLREDUCE_AUTO;
+    s.tree.topology = 1, s.tree.segment_size = 64 << 10;
+    const char *why = nullptr;
+    assert_int_equal(choose_allreduce(s, 8 * (64 << 10), 8, true, &why, true), ADAPT2_ALLREDUCE_RING);
+    assert_non_null(strstr(why, "placed in blocks"));
+    assert_int_equal(choose_allreduce(s, 64 << 20, 8, true, nullptr, true), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(choose_allreduce(s, 8 * (64 << 10) - 8, 8, true, nullptr, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(choose_allreduce(s, 64 << 20, 8, true, nullptr, false), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(choose_allreduce(s, 64 << 20, 8, false, nullptr, true), ADAPT2_ALLREDUCE_TREE);
+    s.tree.segment_size = 0;
+    assert_int_equal(choose_allreduce(s, 64 << 20, 8, true, nullptr, true), ADAPT2_ALLREDUCE_TREE);
 }
 
 // The position of `name` in a comma-separated list, or -1.

@@ -163,7 +163,7 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
 // log2(p) exchanges against the tree's two hops; on 3 ranks the tree was
 // faster), and on 2 ranks up to the ring.
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &s, size_t bytes, int comm_size,
-                                              bool commutative, const char **rule) {
+                                              bool commutative, const char **rule, bool nodes_in_blocks) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
     const bool can_ring = commutative && comm_size > 1;
@@ -177,8 +177,20 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     case ADAPT2_ALLREDUCE_TREE: why = "allreduce_algorithm forces the tree"; return ADAPT2_ALLREDUCE_TREE;
     default: break;
     }
-    // Across nodes the ring and recursive doubling cross slow links at
-    // every step; the multi-level tree crosses each once per segment.
+    // Across nodes placed in blocks (each node's ranks consecutive) the ring
+    // crosses each node's link once per direction and step: 2n(p-1)/p bytes
+    // per link, the optimum, where the multi-level tree's node leaders carry
+    // the whole message up and down. From blocks of one segment its 2(p-1)
+    // steps are bandwidth-bound. Emulated cluster, 4 x 2 ranks, 1 Gbit/s:
+    // 0.86-0.93x the tree's time at 512 KiB-16 MiB (docs/measurements.md).
+    why = "auto, across nodes placed in blocks, blocks of at least one segment: the ring (segmented)";
+    const size_t segment = s.tree.segment_size;
+    if (s.tree.topology && can_ring && nodes_in_blocks && segment > 0 &&
+        bytes / static_cast<size_t>(comm_size) >= segment) {
+        return ADAPT2_ALLREDUCE_RING;
+    }
+    // Otherwise (round-robin placement: every ring step crosses a slow
+    // link) the multi-level tree crosses each slow link once per segment.
     why = "auto, across nodes: the multi-level tree crosses each slow link once per segment";
     if (s.tree.topology) return ADAPT2_ALLREDUCE_TREE;
     why =
@@ -293,7 +305,10 @@ void plan_reduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *
 }
 
 void plan_allreduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
-    p->algorithm = choose_allreduce(p->settings, c.recv.bytes, shape.size, commutative(c), &p->algorithm_rule);
+    p->algorithm = choose_allreduce(p->settings, c.recv.bytes, shape.size, commutative(c), &p->algorithm_rule,
+                                    shape.nodes_in_blocks);
+    // across nodes the ring pipelines its blocks in segments (as measured)
+    if (p->algorithm == ADAPT2_ALLREDUCE_RING && p->settings.tree.topology) p->settings.algorithm = ADAPT2_ALLREDUCE_RING;
     if (p->algorithm == ADAPT2_ALLREDUCE_TREE) {
         p->tree = plan_reduce(p->settings.tree, c.recv.bytes, commutative(c), shape.nodes);
     }

@@ -76,9 +76,11 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &settings, size_t bytes, bool
 // memory) may enter: every rank must pick the same algorithm, and ranks may
 // describe the same data with different datatypes (non-contiguous buffers
 // are staged through the pool).
-// `rule` (optional) receives which rule chose it.
+// `rule` (optional) receives which rule chose it. `nodes_in_blocks`: across
+// nodes, each node's ranks are consecutive (CallShape).
 adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t &settings, size_t bytes, int comm_size,
-                                              bool commutative, const char **rule = nullptr);
+                                              bool commutative, const char **rule = nullptr,
+                                              bool nodes_in_blocks = true);
 
 // The tree a forced algorithm stands for (algorithm must not be AUTO).
 TreeSpec tree_for_algorithm(int algorithm, const adapt2_bcast_settings_t &settings);
