@@ -26,6 +26,9 @@
 # parameters with cases of their own (priority, inject_send_failure, trace,
 # nodes).
 . "$(dirname "$0")/lib.sh"
+# (lib.sh sets the GPU segment floor to 0 for the other scripts; here each
+# parameter is checked against its own default)
+unset OMPI_MCA_coll_adapt2_device_segment_size
 # The table of the parameters (their ranges); read before the cd below.
 DEF="${ADAPT2_SRCDIR:-$(dirname "$0")/../..}/ompi/mca/coll/adapt2/params.def"
 [ "${DEF#/}" = "$DEF" ] && DEF="$PWD/$DEF"
@@ -116,6 +119,7 @@ node_segment_size                 range                  multilevel
 numa_segment_size                 range                  multilevel
 device                            range                  separate
 device_streams                    range
+device_segment_size               range
 device_queue_capacity             range
 device_mock                       range
 device_pinned_max_bytes           range

@@ -327,7 +327,9 @@ void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorith
     facts->blocking = blocking;
     facts->user_op = user_op;
     facts->device_support = mca_coll_adapt2_device_active();
-    facts->device_segment_size = facts->device_support ? (size_t) ADAPT2_LONG(device_segment_size) : 0;
+    /* read even without a GPU, so that an invalid value is reported */
+    const size_t least = (size_t) ADAPT2_LONG(device_segment_size);
+    facts->device_segment_size = facts->device_support ? least : 0;
     facts->previous = mca_coll_adapt2_use_previous(algorithm);
 }
 
