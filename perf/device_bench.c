@@ -29,26 +29,27 @@
 /* ---- the CUDA driver, loaded at run time (test/mpi/cuda_driver.h) ---- */
 static cuda_driver_t cu;
 static int mock;
+static int rank, size;
 
 static void die(const char *what)
 {
-    fprintf(stderr, "device_bench: %s\n", what);
+    fprintf(stderr, "device_bench: rank %d: %s\n", rank, what);
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
 static void check_cu(CUresult rc, const char *what)
 {
     if (rc != 0) {
-        fprintf(stderr, "device_bench: %s failed with CUDA error %d\n", what, rc);
+        fprintf(stderr, "device_bench: rank %d: %s failed with CUDA error %d\n", rank, what, rc);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
 
-static void load_driver(int rank)
+static void load_driver(void)
 {
     char why[256];
     if (cuda_driver_load(&cu, rank, why, sizeof why) != 0) {
-        fprintf(stderr, "device_bench: %s: run with -m to check the program without a GPU\n", why);
+        fprintf(stderr, "device_bench: rank %d: %s: run with -m to check the program without a GPU\n", rank, why);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
@@ -108,8 +109,6 @@ static double copy_rate(int to_device_dir, int active, void *pinned, CUdeviceptr
     MPI_Allreduce(&active, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     return (double) n * (double) reps * (double) bytes / slowest / 1e9;
 }
-
-static int rank, size;
 
 static void print_copy_bandwidth(void)
 {
@@ -255,7 +254,7 @@ int main(int argc, char **argv)
         default: die("usage: device_bench [-m] [-s MIN:MAX] [-i ITERS] [-c bcast,reduce,allreduce]");
         }
     }
-    if (!mock) load_driver(rank);
+    if (!mock) load_driver();
     adapt2_counter("coll_adapt2_device_bytes");
     if (!mock) print_copy_bandwidth();
     const size_t cap = max / sizeof(float);

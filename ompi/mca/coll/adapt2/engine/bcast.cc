@@ -80,9 +80,7 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
             flow_args(comm, call, plan, part_of(data, cut, data.bytes - cut), *second, second_tag, false);
         if (comm.logs(20)) {
             comm.log(20, plan_line(comm.id(), "bcast", data.bytes, root,
-                                   describe(plan) + "; halves of " + std::to_string(cut) + " and " +
-                                       std::to_string(data.bytes - cut) + " bytes down the two trees",
-                                   plan.rule));
+                                   describe(plan) + halves_text(cut, data.bytes, "down the two trees"), plan.rule));
         }
         if (grace) *grace = nullptr;
         schedule->add_flow<BcastFlow>(a, std::move(first), *pool);

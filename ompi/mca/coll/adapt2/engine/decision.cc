@@ -307,9 +307,6 @@ void plan_reduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *
 void plan_allreduce_call(const adapt2_call_t &c, const CallShape &shape, CallPlan *p) {
     p->algorithm = choose_allreduce(p->settings, c.recv.bytes, shape.size, commutative(c), &p->algorithm_rule,
                                     shape.nodes_in_blocks);
-    // across nodes the ring pipelines its blocks in segments (as measured)
-    if (p->algorithm == ADAPT2_ALLREDUCE_RING && p->settings.tree.topology)
-        p->settings.algorithm = ADAPT2_ALLREDUCE_RING;
     if (p->algorithm == ADAPT2_ALLREDUCE_TREE) {
         p->tree = plan_reduce(p->settings.tree, c.recv.bytes, commutative(c), shape.nodes);
     }

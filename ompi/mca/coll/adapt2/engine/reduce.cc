@@ -131,9 +131,7 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
                                        on_device, second_tag, false);
         if (comm.logs(20)) {
             comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
-                                   describe(plan) + "; halves of " + std::to_string(cut) + " and " +
-                                       std::to_string(rest) + " bytes up the two trees",
-                                   plan.rule));
+                                   describe(plan) + halves_text(cut, own.bytes, "up the two trees"), plan.rule));
         }
         if (grace) *grace = nullptr;
         schedule->add_flow<ReduceFlow>(a, std::move(first), *pool);
@@ -191,9 +189,12 @@ void add_ring(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const 
     }
     a.fill = !(in_place && a.work == result.contig);
     a.fill_from = {in_place ? result : own, 0, 0, a.bytes};
-    // auto: one message per block, measured fastest here (docs/design.md); a forced
-    // ring pipelines blocks in segments of the allreduce segment size.
-    a.segment_bytes = s.algorithm == ADAPT2_ALLREDUCE_RING ? s.tree.segment_size : 0;
+    // auto on one node: one message per block, measured fastest there
+    // (docs/design.md); a forced ring, and any ring across nodes, pipelines
+    // blocks in segments of the allreduce segment size (measured on the
+    // emulated cluster: choose_allreduce).
+    const bool segmented = s.algorithm == ADAPT2_ALLREDUCE_RING || s.tree.topology;
+    a.segment_bytes = segmented ? s.tree.segment_size : 0;
     a.recv_window = s.tree.recv_window;
     a.send_window = s.tree.send_window;
     schedule.add_flow<RingFlow>(a, comm.pool());
@@ -275,19 +276,17 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
     int error = 0;
     BufferPool *pool = staging_pool(comm, on_device, &error);
     if (!pool) return ADAPT2_STATUS_DEVICE_ERROR;
+    const size_t cut = two_tree_cut(plan, result.bytes, op.unit_bytes);
     if (comm.logs(20)) {
-        const size_t cut = two_tree_cut(plan, result.bytes, op.unit_bytes);
         comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
                                "fused tree: reduce to rank 0 and broadcast, " + describe(plan) +
-                                   (cut ? "; halves of " + std::to_string(cut) + " and " +
-                                              std::to_string(result.bytes - cut) + " bytes, each up and down its tree"
-                                        : ""),
+                                   (cut ? halves_text(cut, result.bytes, "each up and down its tree") : ""),
                                (std::string(rule) + "; tree: " + plan.rule).c_str()));
     }
     ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
     schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, root);
     const adapt2_buffer_t &mine = in_place ? result : own;
-    if (const size_t cut = two_tree_cut(plan, result.bytes, op.unit_bytes)) {
+    if (cut) {
         // each half reduced up its own tree and broadcast down it
         const size_t rest = result.bytes - cut;
         const int pair = tags_of_allreduce(comm, call, planned) / 2;

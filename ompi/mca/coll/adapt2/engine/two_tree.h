@@ -7,6 +7,7 @@
 #define ADAPT2_ENGINE_TWO_TREE_H
 
 #include <memory>
+#include <string>
 
 #include "comm.h"
 #include "decision.h"
@@ -36,6 +37,12 @@ inline std::shared_ptr<const Tree> half_tree(Comm &comm, const BcastPlan &plan, 
     LevelSpecs levels = plan.levels;
     levels.node.param = which;
     return comm.trees().get_levels(levels, root);
+}
+
+// The plan line's words for a message cut at `cut`: "; halves of A and B
+// bytes " + how.
+inline std::string halves_text(size_t cut, size_t bytes, const char *how) {
+    return "; halves of " + std::to_string(cut) + " and " + std::to_string(bytes - cut) + " bytes " + how;
 }
 
 // Bytes [from, from + bytes) of a message, as a message of its own.
