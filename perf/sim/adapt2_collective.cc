@@ -81,6 +81,11 @@ void set_segment_size(Adapt2Config &c, size_t segment) {
         segment;
 }
 
+void set_message_cost(Adapt2Config &c, long bytes) {
+    c.bcast.node_message_cost = c.reduce.tree.node_message_cost = c.allreduce.tree.node_message_cost =
+        static_cast<size_t>(bytes);
+}
+
 SharedScratch::~SharedScratch() {
     for (auto &entry : by_size_) std::free(entry.second);
 }

@@ -65,6 +65,8 @@ void force_sync(Adapt2Config &c);
 // One segment size for every tree of the call, multi-level ones included
 // (0: one segment).
 void set_segment_size(Adapt2Config &c, size_t segment);
+// coll_adapt2_node_message_cost of every collective.
+void set_message_cost(Adapt2Config &c, long bytes);
 
 // Where every rank's staging and detach buffers come from when data does not
 // move: one buffer per size, shared by all ranks. The network never writes

@@ -28,6 +28,7 @@ struct Options {
     std::vector<size_t> sizes{1 << 20};
     size_t segment = 0;  // 0: adapt2's default for the collective; chain: 64 KiB
     bool segment_given = false;
+    long message_cost = -1;  // -c: coll_adapt2_node_message_cost (-1: its default; -2: the inter link's)
     Machine machine;
     std::string noise = "none";
     uint64_t seed = 1;
@@ -50,13 +51,17 @@ void usage(FILE *f) {
                  "              adapt2 (defaults), adapt2-sync (detach_max_message=0), adapt2-flat\n"
                  "              (coll_adapt2_topology=0), adapt2:SHAPE or adapt2-sync:SHAPE (a forced\n"
                  "              tree: binomial, knomial, pipeline, two_tree, ...; adapt2:node=SHAPE\n"
-                 "              forces the tree between node leaders; an allreduce then takes the\n"
+                 "              forces the tree between node leaders, adapt2:nodeseg=SIZE their\n"
+                 "              segments; join several with +, e.g. adapt2:two_tree+node=two_tree;\n"
+                 "              an allreduce then takes the\n"
                  "              tree allreduce), binomial,\n"
                  "              knomial, chain, scatter-allgather, tuned (tuned's fixed pick)\n"
                  "  -p LIST     ranks: N,N,... or A:B (powers of two from A to B) (default 64)\n"
                  "  -m LIST     message sizes, K/M suffixes, same syntax (default 1M)\n"
                  "  -S SIZE     segment size of adapt2's trees and of the chain (default: adapt2's\n"
                  "              MCA default for the collective; chain 64K)\n"
+                 "  -c COST    coll_adapt2_node_message_cost in bytes (default: the component's), or\n"
+                 "              link: the inter-node link's max(o, g) / G\n"
                  "  -M SPEC     machine: intra.L=..,intra.o=..,intra.g=..,intra.G=..,inter.*,\n"
                  "              k=ranks per node,cores=cores per node,eager=bytes,gamma=us/byte\n"
                  "  -n SPEC     noise (perf/noise.h syntax, e.g. p=0.1,d=5ms); not none: run the\n"
@@ -105,7 +110,7 @@ std::vector<size_t> parse_list(const std::string &s) {
 
 bool parse(int argc, char **argv, Options &o) {
     int c;
-    while ((c = getopt(argc, argv, "k:a:p:m:S:M:n:s:i:w:g:t:b:o:h")) != -1) {
+    while ((c = getopt(argc, argv, "k:a:p:m:S:c:M:n:s:i:w:g:t:b:o:h")) != -1) {
         switch (c) {
         case 'k':
             if (!coll_from_name(optarg, &o.kind)) return false;
@@ -118,6 +123,7 @@ bool parse(int argc, char **argv, Options &o) {
         }
         case 'm': o.sizes = parse_list(optarg); break;
         case 'S': o.segment = parse_size(optarg), o.segment_given = true; break;
+        case 'c': o.message_cost = std::string(optarg) == "link" ? -2 : static_cast<long>(parse_size(optarg)); break;
         case 'M': {
             std::string err = parse_machine(optarg, o.machine);
             if (!err.empty()) return std::fprintf(stderr, "adapt2_sim: %s\n", err.c_str()), false;
@@ -137,6 +143,32 @@ bool parse(int argc, char **argv, Options &o) {
     return !o.ranks.empty() && !o.sizes.empty() && o.iterations > 0 && o.bench_calls >= 0;
 }
 
+// What one message costs on `link` beyond its bytes, in bytes: its
+// per-message time (overhead or gap) at the link's bandwidth.
+long link_cost(const LinkParams &link) { return link.G > 0 ? std::lround(std::max(link.o, link.g) / link.G) : 0; }
+
+// One forced item of adapt2:ITEM+ITEM: SHAPE (the tree, or the tree inside nodes
+// with multi-level trees), node=SHAPE (between node leaders) or nodeseg=SIZE
+// (coll_adapt2_node_segment_size). False if unknown.
+bool force_item(std::string item, Adapt2Config &c) {
+    if (item.rfind("nodeseg=", 0) == 0) {
+        const size_t bytes = parse_size(item.substr(8));
+        c.bcast.node_segment_size = c.reduce.tree.node_segment_size = c.allreduce.tree.node_segment_size = bytes;
+        return bytes > 0;
+    }
+    const bool node = item.rfind("node=", 0) == 0;
+    if (node) item = item.substr(5);
+    int alg = 0;
+    while (alg < ADAPT2_ALG_COUNT && item != mca_coll_adapt2_engine_algorithm_name(alg)) ++alg;
+    if (alg == ADAPT2_ALG_COUNT) return false;
+    if (node) {
+        c.bcast.node_algorithm = c.reduce.tree.node_algorithm = c.allreduce.tree.node_algorithm = alg;
+    } else {
+        c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
+    }
+    return true;
+}
+
 // The collective `name` for these options, or null if unknown.
 CollectiveFactory factory(const Options &o, const std::string &name, int p, size_t bytes) {
     const std::string base = name.substr(0, name.find(':'));
@@ -144,18 +176,15 @@ CollectiveFactory factory(const Options &o, const std::string &name, int p, size
         Adapt2Config c = default_adapt2_config(o.kind, bytes, o.machine.oversubscribed(p));
         set_topology(c, o.topology && base != "adapt2-flat");
         if (o.segment_given) set_segment_size(c, o.segment);
+        if (o.message_cost != -1)
+            set_message_cost(c, o.message_cost >= 0 ? o.message_cost : link_cost(o.machine.inter));
         if (base == "adapt2-sync") force_sync(c);
-        if (name.find(':') != std::string::npos) {  // adapt2:SHAPE forces the tree (coll_adapt2_*_algorithm)
-            std::string shape = name.substr(name.find(':') + 1);
-            const bool node = shape.rfind("node=", 0) == 0;  // adapt2:node=SHAPE: the tree between nodes
-            if (node) shape = shape.substr(5);
-            int alg = 0;
-            while (alg < ADAPT2_ALG_COUNT && shape != mca_coll_adapt2_engine_algorithm_name(alg)) ++alg;
-            if (alg == ADAPT2_ALG_COUNT) return nullptr;
-            if (node) {
-                c.bcast.node_algorithm = c.reduce.tree.node_algorithm = c.allreduce.tree.node_algorithm = alg;
-            } else {
-                c.bcast.algorithm = c.reduce.tree.algorithm = c.allreduce.tree.algorithm = alg;
+        if (name.find(':') != std::string::npos) {  // adapt2:ITEM+ITEM...: forced trees (coll_adapt2_*_algorithm)
+            std::string items = name.substr(name.find(':') + 1);
+            for (size_t at = 0; at != std::string::npos;) {
+                const size_t plus = items.find('+', at);
+                if (!force_item(items.substr(at, plus == std::string::npos ? plus : plus - at), c)) return nullptr;
+                at = plus == std::string::npos ? plus : plus + 1;
             }
             c.allreduce.algorithm = ADAPT2_ALLREDUCE_TREE;  // a tree only the tree allreduce uses
         }

@@ -64,13 +64,23 @@ static void cvar_write(const char *name, const void *value)
 
 long adapt2_get_long(const char *name)
 {
-    int index, count;
-    long value = -1;
+    char desc[256];
+    int index, count, verbosity, bind, scope, desclen = sizeof desc;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
     MPI_T_cvar_handle handle;
     t_init();
     if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return -1;
+    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
     if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) return -1;
-    MPI_T_cvar_read(handle, &value);
+    long value = -1;
+    if (type == MPI_INT) { /* INT, ENUM and BOOL variables (a bool is one byte) */
+        int v = 0;
+        MPI_T_cvar_read(handle, &v);
+        value = v;
+    } else {
+        MPI_T_cvar_read(handle, &value);
+    }
     MPI_T_cvar_handle_free(&handle);
     return value;
 }
@@ -92,6 +102,19 @@ static int enum_value(const char *name, MPI_T_enum enumtype, const char *item)
     }
     fail("%s has no value named '%s'", name, item);
     return -1;
+}
+
+int adapt2_enum_is(const char *name, const char *item)
+{
+    char desc[256];
+    int index, verbosity, bind, scope, desclen = sizeof desc;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    t_init();
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
+    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
+    if (enumtype == MPI_T_ENUM_NULL) fail("%s is not an enumeration", name);
+    return adapt2_get_long(name) == enum_value(name, enumtype, item);
 }
 
 void adapt2_set(const char *name, const char *text)

@@ -117,6 +117,7 @@ numa_algorithm                    names                 multilevel
 topology_segment_size             range                  multilevel
 node_segment_size                 range                  multilevel
 numa_segment_size                 range                  multilevel
+node_message_cost                 range                  multilevel
 device                            range                  separate
 device_streams                    range
 device_segment_size               range

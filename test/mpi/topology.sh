@@ -23,6 +23,14 @@ full_only && check "8 ranks, block:2, 1 MiB messages between nodes" 8 --mca coll
     --mca coll_adapt2_node_algorithm pipeline --mca coll_adapt2_node_segment_size 1048576 -- "$PROG" block:2
 full_only && check "7 ranks, cyclic:3, 64 KiB between nodes, 256 KiB inside" 7 --mca coll_adapt2_nodes cyclic:3 \
     --mca coll_adapt2_node_segment_size 65536 -- "$PROG" cyclic:3
+# Many nodes (14 of one rank each): two trees between nodes from 300,000
+# bytes (2 segments of 256 KiB: more nodes than 2 x 2 + 8), in segments sized by
+# node_message_cost (32 KiB over 14 nodes, depth 4), data and inter-node
+# segments counted; the plan line of world's root-0 broadcasts of that size on
+# every rank (3 calls each).
+expect_output "14 ranks on 14 nodes: two trees between nodes, counted" \
+    "\(cid 0\) bcast of 300000 bytes, root 0: multi-level \(nodes two_tree.*32768-byte segments; halves" 42 \
+    14 --mca coll_adapt2_nodes block:1 --mca coll_adapt2_verbose 20 -- "$PROG" block:1
 # world and its dup: 8 ranks on 4 nodes each, once per rank
 if full_only; then # one run (8 ranks, nodes block:2, data checked), two reports checked
     expect_output "8 ranks, nodes block:2; verbose: layout reported" "8 rank\(s\) on 4 node\(s\) \(declared by coll_adapt2_nodes\); multi-level trees apply" \

@@ -135,15 +135,43 @@ static void check_reduction(MPI_Comm comm, const char *name, int call, int root,
     free(out);
 }
 
-/* Bytes per broadcast message between node leaders: node_segment_size in
- * whole segments of the smallest level size, else topology_segment_size
- * (0: unsegmented). */
-static long node_message_bytes(void)
+/* Hops from the root node to the farthest in the node tree (the engine's
+ * node_tree_depth): a pipeline's nodes, a chain's share, else log2-deep. */
+static int node_tree_depth(size_t bytes, int nodes, long base)
+{
+    int pipeline = adapt2_enum_is("coll_adapt2_node_algorithm", "pipeline");
+    if (adapt2_enum_is("coll_adapt2_node_algorithm", "auto")) {
+        long segments = base > 0 ? (long) ((bytes + (size_t) base - 1) / (size_t) base) : 1;
+        pipeline = nodes <= 2 * segments + 8;
+    }
+    if (pipeline) return nodes;
+    if (adapt2_enum_is("coll_adapt2_node_algorithm", "chain")) {
+        const long chains = adapt2_get_long("coll_adapt2_bcast_chains");
+        return (int) ((nodes + chains - 1) / chains);
+    }
+    int depth = 0;
+    for (int n = nodes; n > 0; n >>= 1) ++depth;
+    return depth;
+}
+
+/* Bytes per broadcast message of `bytes` between node leaders: node_segment_size
+ * in whole segments of the smallest level size; else from 64 KiB across nodes
+ * sqrt(bytes x node_message_cost / node tree depth), a power of two in [8 KiB,
+ * topology_segment_size]; else topology_segment_size (0: unsegmented). */
+static long node_message_bytes(size_t bytes, int nodes)
 {
     const long base = adapt2_get_long("coll_adapt2_topology_segment_size");
     const long node = adapt2_get_long("coll_adapt2_node_segment_size");
     const long numa = adapt2_get_long("coll_adapt2_numa_segment_size");
-    if (base == 0 || node == 0) return base;
+    const long cost = adapt2_get_long("coll_adapt2_node_message_cost");
+    if (base == 0) return 0;
+    if (node == 0) {
+        if (nodes < 2 || bytes < (64u << 10) || cost == 0) return base;
+        const double best_squared = (double) bytes * (double) cost / node_tree_depth(bytes, nodes, base);
+        long segment = 8 << 10;
+        while ((double) (segment * 2) * (double) (segment * 2) <= best_squared) segment *= 2;
+        return segment < base ? segment : base;
+    }
     long cut = base < node ? base : node;
     if (numa > 0 && numa < cut) cut = numa;
     return node / cut * cut;
@@ -156,13 +184,13 @@ static void run_all(MPI_Comm comm, const char *name)
     int size, call = 0;
     MPI_Comm_size(comm, &size);
     const int nodes = nodes_of(comm);
-    const long segment = node_message_bytes();
     const long detach_default = adapt2_get_long("coll_adapt2_detach_max_message");
     const size_t sizes[] = {1, 1000, 300000, 3u << 20};
     for (int s = 0; s < 4; ++s) {
         for (int root = 0; root < size; root += (size > 4 ? size / 3 : 1)) {
             for (int blocking = 0; blocking < 2; ++blocking) {
-                check_bcast(comm, name, ++call, root, sizes[s], nodes, segment, blocking, 0);
+                check_bcast(comm, name, ++call, root, sizes[s], nodes, node_message_bytes(sizes[s], nodes), blocking,
+                            0);
                 check_reduction(comm, name, ++call, root, (int) (sizes[s] / 4 + 1), 0, blocking);
                 check_reduction(comm, name, ++call, root, (int) (sizes[s] / 4 + 1), 1, blocking);
             }
@@ -171,7 +199,7 @@ static void run_all(MPI_Comm comm, const char *name)
     adapt2_set_long("coll_adapt2_detach_max_message", 0);
     for (int s = 0; s < 4; ++s) {
         for (int root = 0; root < size; root += (size > 4 ? size / 3 : 1)) {
-            check_bcast(comm, name, ++call, root, sizes[s], nodes, segment, root % 2, 1);
+            check_bcast(comm, name, ++call, root, sizes[s], nodes, node_message_bytes(sizes[s], nodes), root % 2, 1);
         }
     }
     adapt2_set_long("coll_adapt2_detach_max_message", detach_default);

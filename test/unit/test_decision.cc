@@ -221,22 +221,23 @@ void test_algorithm_names_match_the_engine(void **) {
 }
 
 // Between nodes: a pipeline from 64 KiB while its fill (a segment time per
-// node) stays short, nodes <= 2 x segments + 8; a binary tree beyond;
-// binomial below 64 KiB; a forced node algorithm always wins.
+// node) stays short, nodes <= 2 x segments + 8 counted in
+// topology_segment_size; two trees beyond; binomial below 64 KiB; a forced
+// node algorithm always wins.
 void test_node_level_rule(void **) {
     auto s = defaults();
     s.topology = 1;
     s.topology_segment_size = 256 << 10;
-    const TreeSpec pipeline{TreeShape::pipeline, 0}, binary{TreeShape::binary, 0}, binomial{TreeShape::binomial, 0};
+    const TreeSpec pipeline{TreeShape::pipeline, 0}, two_tree{TreeShape::two_tree, 0}, binomial{TreeShape::binomial, 0};
     struct Case {
         size_t bytes;
         int nodes;
         TreeSpec want;
     };
     const Case cases[] = {
-        {32 << 10, 4, binomial}, {32 << 10, 1000, binomial}, {64 << 10, 4, pipeline}, {64 << 10, 10, pipeline},
-        {64 << 10, 11, binary},  {1 << 20, 16, pipeline},    {1 << 20, 17, binary},   {16 << 20, 136, pipeline},
-        {16 << 20, 137, binary}, {1 << 20, 65536, binary},
+        {32 << 10, 4, binomial},   {32 << 10, 1000, binomial}, {64 << 10, 4, pipeline}, {64 << 10, 10, pipeline},
+        {64 << 10, 11, two_tree},  {1 << 20, 16, pipeline},    {1 << 20, 17, two_tree}, {16 << 20, 136, pipeline},
+        {16 << 20, 137, two_tree}, {1 << 20, 65536, two_tree},
     };
     for (const Case &c : cases) {
         BcastPlan p = plan_bcast(s, c.bytes, 2 * c.nodes, c.nodes);
@@ -244,8 +245,57 @@ void test_node_level_rule(void **) {
         BcastPlan r = plan_reduce(s, c.bytes, true, c.nodes);
         if (!(r.levels.node == c.want)) fail_msg("reduce %zu bytes over %d nodes: wrong node tree", c.bytes, c.nodes);
     }
-    s.node_algorithm = ADAPT2_ALG_PIPELINE;
-    assert_true(plan_bcast(s, 1 << 20, 2000, 1000).levels.node == pipeline);
+    s.node_algorithm = ADAPT2_ALG_BINARY;
+    assert_true(plan_bcast(s, 1 << 20, 2000, 1000).levels.node == (TreeSpec{TreeShape::binary, 0}));
+}
+
+// Segments across nodes from 64 KiB: sqrt(bytes x node_message_cost /
+// depth) rounded down to a power of two, in [8 KiB, topology_segment_size],
+// at every level; depth: the nodes for a pipeline, their bit width for the
+// trees. node_segment_size, one node, less than 64 KiB or a cost of 0 keep
+// topology_segment_size.
+void test_node_segments(void **) {
+    auto s = defaults();
+    s.topology = 1;
+    s.topology_segment_size = 256 << 10;
+    s.node_message_cost = 16 << 10;
+    struct Case {
+        size_t bytes;
+        int nodes;
+        size_t want;
+    };
+    const Case cases[] = {
+        {64 << 10, 4, 16 << 10},     // pipeline: sqrt(64K x 16K / 4) = 16K
+        {1 << 20, 4, 64 << 10},      // pipeline: 64K
+        {1 << 20, 16, 32 << 10},     // pipeline: 32K
+        {1 << 20, 17, 32 << 10},     // two trees, depth 5: 58.6K
+        {1 << 20, 512, 32 << 10},    // depth 10: 41.4K
+        {1 << 20, 65536, 16 << 10},  // depth 17: 31.8K
+        {256 << 20, 4, 256 << 10},   // 1 M: the cap
+    };
+    for (const Case &c : cases) {
+        for (const BcastPlan &p :
+             {plan_bcast(s, c.bytes, 2 * c.nodes, c.nodes), plan_reduce(s, c.bytes, true, c.nodes)}) {
+            if (p.segment_bytes != c.want) {
+                fail_msg("%zu bytes over %d nodes: %zu-byte segments, want %zu", c.bytes, c.nodes, p.segment_bytes,
+                         c.want);
+            }
+            for (int l = 0; l < kLevels; ++l) assert_int_equal(p.level_bytes[l], c.want);
+        }
+    }
+    s.node_message_cost = 1;  // sqrt(1M / 4) = 512: the 8 KiB floor
+    assert_int_equal(plan_bcast(s, 1 << 20, 8, 4).segment_bytes, 8 << 10);
+    s.node_algorithm = ADAPT2_ALG_CHAIN, s.chains = 2;  // a forced tree too; chains: depth 8 of 16 nodes
+    s.node_message_cost = 16 << 10;
+    assert_int_equal(plan_bcast(s, 4 << 20, 32, 16).segment_bytes, 64 << 10);  // 90.5K
+    s.node_algorithm = ADAPT2_ALG_AUTO;
+    assert_int_equal(plan_bcast(s, 1 << 20, 8, 1).segment_bytes, 256 << 10);         // one node
+    assert_int_equal(plan_bcast(s, (64 << 10) - 1, 8, 4).segment_bytes, 256 << 10);  // below 64 KiB
+    s.node_message_cost = 0;
+    assert_int_equal(plan_bcast(s, 1 << 20, 8, 4).segment_bytes, 256 << 10);
+    s.node_message_cost = 16 << 10;
+    s.node_segment_size = 128 << 10;
+    assert_int_equal(plan_bcast(s, 1 << 20, 8, 4).level_bytes[kNodeLevel], 128 << 10);
 }
 
 // Allgather: across nodes with multi-level trees on, multi-level below
@@ -425,7 +475,7 @@ void test_every_rule_is_named(void **) {
     s.topology = 1, s.topology_segment_size = 1 << 18;
     name(plan_bcast(s, 1 << 10, 8, 4).rule, "multi-level small");
     name(plan_bcast(s, 1 << 20, 8, 4).rule, "multi-level pipeline");
-    name(plan_bcast(s, 1 << 20, 2000, 1000).rule, "multi-level binary");
+    name(plan_bcast(s, 1 << 20, 2000, 1000).rule, "multi-level two trees");
     s.node_algorithm = ADAPT2_ALG_FLAT;
     name(plan_bcast(s, 1 << 20, 8, 4).rule, "multi-level forced");
     const size_t tree_rules = names.size();
@@ -675,6 +725,7 @@ int main() {
         cmocka_unit_test(test_allreduce_rules),
         cmocka_unit_test(test_algorithm_names_match_the_engine),
         cmocka_unit_test(test_node_level_rule),
+        cmocka_unit_test(test_node_segments),
         cmocka_unit_test(test_allgather_rules),
         cmocka_unit_test(test_reduce_scatter_rules),
         cmocka_unit_test(test_plan_call_rules),

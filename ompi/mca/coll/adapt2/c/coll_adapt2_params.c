@@ -313,6 +313,7 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_pa
     s->topology = 0; /* mca_coll_adapt2_topology_settings() sets these */
     s->node_algorithm = s->numa_algorithm = ADAPT2_ALG_AUTO;
     s->topology_segment_size = s->node_segment_size = s->numa_segment_size = 0;
+    s->node_message_cost = 0;
 }
 
 /* Whether a collective's algorithm parameter says to hand calls to the

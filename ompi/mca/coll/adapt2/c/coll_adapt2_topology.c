@@ -36,6 +36,7 @@ void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll
     s->topology_segment_size = (size_t) ADAPT2_LONG(topology_segment_size);
     s->node_segment_size = (size_t) ADAPT2_LONG(node_segment_size);
     s->numa_segment_size = (size_t) ADAPT2_LONG(numa_segment_size);
+    s->node_message_cost = (size_t) ADAPT2_LONG(node_message_cost);
 }
 
 static int world_rank_of(ompi_proc_t *proc)

@@ -4,6 +4,7 @@
 #include "plan_call.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "completion_window.h"
 #include "segments.h"
@@ -90,20 +91,55 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
     return plan;
 }
 
+namespace {
+
+// Hops from the root node to the farthest one in `tree` over `nodes` nodes:
+// a pipeline passes through every node, a chain through its share; the
+// other trees are about log2-deep (the two trees: the root's edge, then an
+// in-order binary tree).
+int node_tree_depth(TreeSpec tree, int nodes) {
+    if (tree.shape == TreeShape::pipeline) return nodes;
+    if (tree.shape == TreeShape::chain && tree.param > 0) return (nodes + tree.param - 1) / tree.param;
+    int depth = 0;
+    for (int n = nodes; n > 0; n >>= 1) ++depth;
+    return depth;
+}
+
+// Segments between node leaders. Each segment pays `node_message_cost`
+// bytes' worth of latency and overhead per hop, and the last one leaves the
+// root after all the others and then crosses the tree's depth: about
+// (n / s + depth) x (s + cost) in all, least at s = sqrt(n x cost / depth)
+// (the classic pipeline optimum). Rounded down to a power of two; at least
+// 8 KiB (below, shared memory's eager copies cost more than the pipeline
+// gains: the simulator, perf/sim/README.md); at most topology_segment_size.
+size_t node_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, TreeSpec tree, int nodes) {
+    constexpr size_t kLeast = size_t{8} << 10;
+    if (s.node_message_cost == 0 || s.topology_segment_size == 0) return s.topology_segment_size;
+    const double depth = node_tree_depth(tree, nodes);
+    const double best = std::sqrt(static_cast<double>(bytes) * static_cast<double>(s.node_message_cost) / depth);
+    size_t segment = kLeast;
+    while (static_cast<double>(segment * 2) <= best) segment *= 2;
+    return std::min(segment, s.topology_segment_size);
+}
+
+}  // namespace
+
 // Between nodes, from 64 KiB: a pipeline, which sends each byte over each
 // node's link once (measured on the emulated cluster, 4 nodes at 1 Gbit/s,
 // docs/design.md: a binomial root's node sends it twice, 1.9-2.5x slower at
 // 256 KiB-4 MiB), while its fill, one segment time per node, stays short
-// against the message; beyond, a binary tree (log-deep, each byte twice per
-// link). The simulator, calibrated on this machine and the cluster, puts the
-// crossover near nodes = 2 x segments + 8 at 8-64 nodes, and has the
-// pipeline at 35-540x the lower bound at 1,024-16,384 ranks where the
-// binary tree stays at 3.1-3.5x (perf/sim/README.md). Below 64 KiB a
-// binomial tree, fewer slow hops deep. The NUMA leaders of a node all from
-// their node leader, a wide k-nomial inside each domain; segments of
-// topology_segment_size so that a node leader forwards the first segment
-// inside its node and to the next node while later ones are still on their
-// way.
+// against the message (nodes <= 2 x segments + 8, counted in
+// topology_segment_size: the simulator's crossover, perf/sim/README.md);
+// beyond, two trees (docs/design.md, "Two trees"), log-deep, in which every
+// node leader still forwards about one copy (a binary tree: two). Segments,
+// at every level, sized for the node tree's depth (node_tree_segment) unless
+// node_segment_size is set: in the simulator, calibrated on this machine and
+// on the emulated cluster, 1 MiB at 1.1-2.1x the lower bound at 64-16,384
+// ranks, where a binary tree of 256 KiB segments took 3.5-8.3x. Below 64
+// KiB a binomial tree, fewer slow hops deep. The NUMA leaders of a node all
+// from their node leader, a wide k-nomial inside each domain, so that a
+// node leader forwards the first segment inside its node and to the next
+// node while later ones are still on their way.
 BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_t bytes, int nodes) {
     constexpr size_t kPipelineFrom = size_t{64} << 10;
     BcastPlan plan{core, s.topology_segment_size};
@@ -112,7 +148,7 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
     const int segments = Segments(bytes, plan.segment_bytes).count();
     const TreeSpec auto_node = bytes < kPipelineFrom       ? TreeSpec{TreeShape::binomial, 0}
                                : nodes <= 2 * segments + 8 ? TreeSpec{TreeShape::pipeline, 0}
-                                                           : TreeSpec{TreeShape::binary, 0};
+                                                           : TreeSpec{TreeShape::two_tree, 0};
     plan.levels.node = forced_or(s.node_algorithm, s, auto_node);
     plan.levels.numa = forced_or(s.numa_algorithm, s, TreeSpec{TreeShape::flat, 0});
     plan.levels.core = core;
@@ -120,7 +156,11 @@ BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_
                 : bytes < kPipelineFrom             ? "multi-level, below 64 KiB: binomial between nodes"
                 : auto_node.shape == TreeShape::pipeline
                     ? "multi-level, nodes <= 2 x segments + 8: pipeline between nodes"
-                    : "multi-level, many nodes: binary tree between nodes";
+                    : "multi-level, many nodes: two trees between nodes";
+    if (nodes > 1 && bytes >= kPipelineFrom && s.node_segment_size == 0) {
+        plan.segment_bytes = node_tree_segment(s, bytes, plan.levels.node, nodes);
+        std::fill(plan.level_bytes, plan.level_bytes + kLevels, plan.segment_bytes);
+    }
     return plan;
 }
 

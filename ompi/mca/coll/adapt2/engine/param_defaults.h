@@ -49,6 +49,7 @@ inline adapt2_tree_settings_t tree_settings(size_t segment_size) {
     t.topology_segment_size = topology_segment_size;
     t.node_segment_size = node_segment_size;
     t.numa_segment_size = numa_segment_size;
+    t.node_message_cost = node_message_cost;
     return t;
 }
 

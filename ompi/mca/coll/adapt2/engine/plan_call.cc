@@ -64,6 +64,7 @@ void raise_segments_for_device(size_t least, adapt2_tree_settings_t *s) {
     for (size_t *bytes : {&s->segment_size, &s->topology_segment_size, &s->node_segment_size, &s->numa_segment_size}) {
         if (*bytes != 0 && *bytes < least) *bytes = least;
     }
+    s->node_message_cost = 0;  // the two trees between nodes then take topology_segment_size, raised
 }
 
 }  // namespace
