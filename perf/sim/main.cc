@@ -4,7 +4,9 @@
 // simulated LogGP cluster; see perf/sim/README.md.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
