@@ -191,21 +191,6 @@ static long long detached(void)
     return counter("coll_adapt2_detached_calls");
 }
 
-/* An int control variable (adapt2_get_long reads longs only). */
-static int cvar_int(const char *name)
-{
-    int index, count, value = 0, provided, level; /* 0: a bool is read as one byte */
-    MPI_T_cvar_handle h;
-    MPI_Query_thread(&level);
-    MPI_T_init_thread(level, &provided);
-    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
-    if (MPI_T_cvar_handle_alloc(index, NULL, &h, &count) != MPI_SUCCESS) fail("cvar handle %s", name);
-    MPI_T_cvar_read(h, &value);
-    MPI_T_cvar_handle_free(&h);
-    MPI_T_finalize();
-    return value;
-}
-
 /* A string control variable ("" if unknown). */
 static void cvar_string(const char *name, char *out, size_t len)
 {
@@ -810,7 +795,7 @@ static void case_reuse(void)
     int n = opt.n ? opt.n : 48;
     double ms = opt.sleep_ms > 0 ? opt.sleep_ms : 5;
     /* Open MPI 4.1.4's argument checks reject MPI_SUM on derived datatypes */
-    const int vreduce = cvar_int("mpi_param_check") == 0;
+    const int vreduce = adapt2_get_long("mpi_param_check") == 0;
     if (!vreduce && rank == 0)
         printf("detach_check reuse: vector reduces replaced by int reduces (run with --mca mpi_param_check 0)\n");
     for (int it = 0; it < n; ++it) {
@@ -1084,7 +1069,7 @@ static void case_thread(void)
      * MPI_THREAD_MULTIPLE, adapt2's own UCX worker with transport=ucx (if
      * adapt2 has UCX: else --progress no), and is not started otherwise */
     const int thread = opt.progress >= 0 ? opt.progress
-                                         : cvar_int("coll_adapt2_progress_thread") == 1 &&
+                                         : adapt2_get_long("coll_adapt2_progress_thread") == 1 &&
                                                (provided == MPI_THREAD_MULTIPLE || !strcmp(transport, "ucx"));
     adapt2_set_string("coll_adapt2_reduce_algorithm", "pipeline");
     int one = 1, zero = 0;
@@ -1165,7 +1150,7 @@ int main(int argc, char **argv)
     counter("coll_adapt2_bcast_calls"); /* fails unless adapt2 is loaded */
     detach_min = adapt2_get_long("coll_adapt2_detach_min_message");
     detach_max = adapt2_get_long("coll_adapt2_detach_max_message");
-    bcast_radix = cvar_int("coll_adapt2_bcast_radix");
+    bcast_radix = (int) adapt2_get_long("coll_adapt2_bcast_radix");
     if (opt.expect == E_COUPLED && detach_max != 0)
         fail("--expect coupled needs --mca coll_adapt2_detach_max_message 0");
     if (opt.expect == E_DETACH && detach_max < (1 << 20))

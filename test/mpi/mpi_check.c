@@ -73,16 +73,16 @@ long adapt2_get_long(const char *name)
     if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return -1;
     MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
     if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) return -1;
-    long value = -1;
-    if (type == MPI_INT) { /* INT, ENUM and BOOL variables (a bool is one byte) */
-        int v = 0;
-        MPI_T_cvar_read(handle, &v);
-        value = v;
-    } else {
-        MPI_T_cvar_read(handle, &value);
-    }
+    union {
+        long l;
+        int i;
+        unsigned char b;
+    } v = {0};
+    int bytes = 0;
+    MPI_Type_size(type, &bytes);
+    MPI_T_cvar_read(handle, &v);
     MPI_T_cvar_handle_free(&handle);
-    return value;
+    return bytes == 1 ? (long) v.b : bytes == (int) sizeof(int) ? (long) v.i : v.l; /* bool, int or enum, long */
 }
 
 /* The value of `item` in an enum control variable's enumeration (its names

@@ -20,7 +20,7 @@ void adapt2_set_string(const char *name, const char *value); /* a string or an e
 void adapt2_set(const char *name, const char *text);
 void adapt2_set_long(const char *name, long value);
 void adapt2_set_int(const char *name, int value);
-/* Current value of an adapt2 control variable of an integer type, an
+/* Current value of a control variable of an integer or bool type, an
  * enumeration's as its number (-1 if unknown). */
 long adapt2_get_long(const char *name);
 /* Whether enumeration control variable `name` has the value named `item`
