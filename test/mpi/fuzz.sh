@@ -17,7 +17,7 @@
 # and `fuzz --seed S --cases N` reruns a whole run (--keep-going: past mismatches).
 # ADAPT2_FUZZ_ARGS adds fuzz options to every run, e.g. to look past a known
 # bug: ADAPT2_FUZZ_ARGS="--set node_segment_size=0 --allow-pair-padding".
-# ADAPT2_FUZZ_SEED=N runs seeds N+1..N+8 instead of 101..108 (new cases).
+# ADAPT2_FUZZ_SEED=N runs seeds N+1..N+9 instead of 101..109 (new cases).
 #
 # Predefined ops on derived datatypes need mpi_param_check 0 (Open MPI 4.1.4's
 # argument checks reject them; MPI allows derived types of one predefined type).
@@ -45,4 +45,6 @@ fuzz "nodes list:0,1,1,1,1,2,2,3,3 (uneven)" 9 $((S + 6)) $OB1 --mca coll_adapt2
 fuzz "pml ucx, nodes block:2" 4 $((S + 7)) $UCX_FLAGS --mca mpi_param_check 0 --mca coll_adapt2_nodes block:2
 fuzz "adapt2's UCX transport, nodes cyclic:2" 5 $((S + 8)) $OB1 --mca coll_adapt2_transport ucx \
     --mca coll_adapt2_nodes cyclic:2
+# 12 nodes of one rank: more than 2 x segments + 8 nodes, so auto's two trees between nodes
+fuzz "nodes block:1 (12 nodes)" 12 $((S + 9)) $OB1 --mca coll_adapt2_nodes block:1
 finish

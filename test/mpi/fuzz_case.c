@@ -133,6 +133,9 @@ void params_generate(rng_t *r, params_t *p)
     /* No new draw (fuzz_regressions.sh's case numbers hold): half the cases
      * keep the latency path's default, half detach from 1 byte. */
     p->detach_min_message = p->chains % 2 ? 256 : 0;
+    /* Across nodes from 64 KiB segments sized by it, from 8 KiB up (the
+     * most segments) to topology_segment_size (0) */
+    p->node_message_cost = p->fanout % 3 == 0 ? 0 : p->fanout % 3 == 1 ? 1 : 16384;
 }
 
 void set_algorithms(const char *bcast, const char *reduce, const char *allreduce)
@@ -169,6 +172,7 @@ void params_apply(const params_t *p)
      * rank limit: the fuzzer covers its non-power-of-two exchanges */
     adapt2_set_int("coll_adapt2_allreduce_recdoubling_max_ranks", 1 << 20);
     adapt2_set_long("coll_adapt2_detach_min_message", p->detach_min_message);
+    adapt2_set_long("coll_adapt2_node_message_cost", p->node_message_cost);
     adapt2_set_int("coll_adapt2_reproducible", p->reproducible);
     adapt2_set_int("coll_adapt2_topology", p->topology);
     adapt2_set_long("coll_adapt2_pool_max_bytes", p->pool_max_bytes);
@@ -197,12 +201,12 @@ void params_describe(const params_t *p, char *out, size_t n)
         "send_window=%d bcast_fanout=%d bcast_radix=%d bcast_chains=%d detach_min_message=%ld detach_max_message=%ld "
         "detach_await_min_bytes=%ld detach_grace_us=%d allreduce_ring_min_bytes=%ld "
         "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld "
-        "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d "
+        "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d node_message_cost=%ld "
         "pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
         p->bcast_alg, p->reduce_alg, p->allreduce_alg, p->node_alg, p->bcast_seg, p->reduce_seg, p->allreduce_seg,
         p->topo_seg, p->node_seg, p->numa_seg, p->recv_window, p->send_window, p->fanout, p->radix, p->chains,
         p->detach_min_message, p->detach_max_message, p->await_min, p->grace_us, p->ring_min, p->ring_max,
-        p->recdoubling_max, p->reproducible, p->topology, p->pool_max_bytes, p->detach_max_bytes);
+        p->recdoubling_max, p->reproducible, p->topology, p->node_message_cost, p->pool_max_bytes, p->detach_max_bytes);
     for (int i = 0; i < npins; ++i) {
         size_t at = strlen(out);
         textf(out + at, n - at, "%s%s", i ? ", " : "; pinned by --set: ", pins[i]);
