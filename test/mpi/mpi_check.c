@@ -62,23 +62,31 @@ static void cvar_write(const char *name, const void *value)
     MPI_T_cvar_handle_free(&handle);
 }
 
-long adapt2_get_long(const char *name)
+/* Index, type and enumeration (MPI_T_ENUM_NULL if none) of a control
+ * variable; -1 if there is no such variable. */
+static int cvar_info(const char *name, MPI_Datatype *type, MPI_T_enum *enumtype)
 {
     char desc[256];
-    int index, count, verbosity, bind, scope, desclen = sizeof desc;
+    int index, verbosity, bind, scope, desclen = sizeof desc;
+    t_init();
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return -1;
+    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, type, enumtype, desc, &desclen, &bind, &scope);
+    return index;
+}
+
+long adapt2_get_long(const char *name)
+{
+    int count, bytes = 0;
     MPI_Datatype type;
     MPI_T_enum enumtype;
     MPI_T_cvar_handle handle;
-    t_init();
-    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return -1;
-    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
-    if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) return -1;
+    const int index = cvar_info(name, &type, &enumtype);
+    if (index < 0 || MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) return -1;
     union {
         long l;
         int i;
         unsigned char b;
     } v = {0};
-    int bytes = 0;
     MPI_Type_size(type, &bytes);
     MPI_T_cvar_read(handle, &v);
     MPI_T_cvar_handle_free(&handle);
@@ -106,26 +114,18 @@ static int enum_value(const char *name, MPI_T_enum enumtype, const char *item)
 
 int adapt2_enum_is(const char *name, const char *item)
 {
-    char desc[256];
-    int index, verbosity, bind, scope, desclen = sizeof desc;
     MPI_Datatype type;
     MPI_T_enum enumtype;
-    t_init();
-    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
-    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
+    if (cvar_info(name, &type, &enumtype) < 0) fail("no control variable %s", name);
     if (enumtype == MPI_T_ENUM_NULL) fail("%s is not an enumeration", name);
     return adapt2_get_long(name) == enum_value(name, enumtype, item);
 }
 
 void adapt2_set(const char *name, const char *text)
 {
-    char desc[256];
-    int index, verbosity, bind, scope, desclen = sizeof desc;
     MPI_Datatype type;
     MPI_T_enum enumtype;
-    t_init();
-    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) fail("no control variable %s", name);
-    MPI_T_cvar_get_info(index, NULL, NULL, &verbosity, &type, &enumtype, desc, &desclen, &bind, &scope);
+    if (cvar_info(name, &type, &enumtype) < 0) fail("no control variable %s", name);
     if (type == MPI_CHAR) {
         cvar_write(name, text);
     } else if (type == MPI_INT) {
