@@ -62,7 +62,7 @@ void usage(FILE *f) {
                  "  -m LIST     message sizes, K/M suffixes, same syntax (default 1M)\n"
                  "  -S SIZE     segment size of adapt2's trees and of the chain (default: adapt2's\n"
                  "              MCA default for the collective; chain 64K)\n"
-                 "  -c COST    coll_adapt2_node_message_cost in bytes (default: the component's), or\n"
+                 "  -c COST     coll_adapt2_node_message_cost in bytes (default: the component's), or\n"
                  "              link: the inter-node link's max(o, g) / G\n"
                  "  -M SPEC     machine: intra.L=..,intra.o=..,intra.g=..,intra.G=..,inter.*,\n"
                  "              k=ranks per node,cores=cores per node,eager=bytes,gamma=us/byte\n"

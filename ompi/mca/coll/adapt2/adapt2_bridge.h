@@ -72,7 +72,7 @@ typedef struct adapt2_bcast_settings {
     size_t node_segment_size;     /* messages between node leaders (0: topology_segment_size) */
     size_t numa_segment_size;     /* messages between NUMA-domain leaders (0: topology_segment_size) */
     size_t node_message_cost;     /* one message between nodes beyond its bytes, in bytes: sizes
-                                     the two trees' segments (0: topology_segment_size) */
+                                     the segments across nodes (0: topology_segment_size) */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;

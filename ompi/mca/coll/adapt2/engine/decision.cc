@@ -134,8 +134,8 @@ size_t node_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, TreeSpec
 // node leader still forwards about one copy (a binary tree: two). Segments,
 // at every level, sized for the node tree's depth (node_tree_segment) unless
 // node_segment_size is set: in the simulator, calibrated on this machine and
-// on the emulated cluster, 1 MiB at 1.1-2.1x the lower bound at 64-16,384
-// ranks, where a binary tree of 256 KiB segments took 3.5-8.3x. Below 64
+// on the emulated cluster, 1 MiB at 1.4-2.2x the lower bound at 64-65,536
+// ranks, where a binary tree of 256 KiB segments took 4.3-8.3x. Below 64
 // KiB a binomial tree, fewer slow hops deep. The NUMA leaders of a node all
 // from their node leader, a wide k-nomial inside each domain, so that a
 // node leader forwards the first segment inside its node and to the next
