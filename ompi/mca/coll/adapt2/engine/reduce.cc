@@ -153,11 +153,15 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
     return 0;
 }
 
+namespace {
+// Tags of one fused tree: its reduction up, then its broadcast down.
+int fused_tree_tags(int window) { return ReduceFlow::tags_needed(window) + BcastFlow::tags_needed(window); }
+}  // namespace
+
 // Two tag blocks: the reduction up the tree, then the broadcast down it (the
 // ring and recursive doubling use the first); twice that on two trees.
 int tags_of_allreduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
-    const int window = call.settings.tree.send_window;
-    const int pair = ReduceFlow::tags_needed(window) + BcastFlow::tags_needed(window);
+    const int pair = fused_tree_tags(call.settings.tree.send_window);
     const bool halves = plan.algorithm == ADAPT2_ALLREDUCE_TREE &&
                         two_tree_cut(plan.tree, call.recv.bytes, call.reduction.unit_bytes) != 0;
     return halves ? 2 * pair : pair;
@@ -289,7 +293,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
     if (cut) {
         // each half reduced up its own tree and broadcast down it
         const size_t rest = result.bytes - cut;
-        const int pair = tags_of_allreduce(comm, call, planned) / 2;
+        const int pair = fused_tree_tags(settings.tree.send_window);
         add_fused_tree(*schedule, comm, call, plan, half_tree(comm, plan, root, 0), part_of(mine, 0, cut),
                        part_of(result, 0, cut), tag, *pool);
         add_fused_tree(*schedule, comm, call, plan, half_tree(comm, plan, root, 1), part_of(mine, cut, rest),
