@@ -74,7 +74,7 @@ void pool_free(void)
 
 static const char *tree_algorithms[] = {"auto",    "binomial", "in_order_binomial", "binary", "kary",
                                         "knomial", "chain",    "pipeline",          "flat"};
-static const char *allreduce_algorithms[] = {"auto", "tree", "ring", "recursive_doubling"};
+static const char *allreduce_algorithms[] = {"auto", "tree", "ring", "recursive_doubling", "rabenseifner"};
 
 static long pick_segment(rng_t *r)
 {

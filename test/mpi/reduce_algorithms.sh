@@ -3,7 +3,7 @@
 # Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # Every reduce tree (binomial, in-order binomial, binary, k-ary, k-nomial,
 # chains, pipeline, flat, two trees: halves up each) and the allreduce algorithms (tree, on one
-# tree or two, ring, recursive doubling), switched
+# tree or two, ring, recursive doubling, Rabenseifner's), switched
 # at run time through MPI_T, with several segment sizes and windows: every
 # element checked, commutative and non-commutative ops, and no name rejected
 # (adapt2 reports invalid values instead of failing).
@@ -52,4 +52,16 @@ for np in 3 5 8; do
         "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms recursive_doubling \
         --types int,double,mat2i --ops sum,matmul --counts 1,1000 --inplace=both
 done
+# Rabenseifner's: pairs when p is not a power of two, fewer elements than
+# ranks (empty blocks), commutative ops worked in the result buffer, the
+# matrix product and maxloc in rank order through the pool, derived types
+# with holes, in place, blocking and not; auto picks it at 256 KiB on 8 ranks.
+for np in 3 6 8; do
+    check "np $np, Rabenseifner allreduce" $np --mca mpi_param_check 0 -- \
+        "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms rabenseifner \
+        --types int,double,mat2i,double_int,vector:int,indexed:double --ops sum,matmul,maxloc,max \
+        --counts 1,7,1000,100003 --inplace=both
+done
+expect_output "np 8, auto takes Rabenseifner's at 256 KiB" "allreduce of 262144 bytes: Rabenseifner" 8 8 \
+    --mca coll_adapt2_verbose 20 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 65536
 finish

@@ -131,6 +131,7 @@ void test_allreduce_rules(void **) {
     s.ring_max_bytes = 8 << 20;
     s.recdoubling_max_bytes = 16 << 10;
     s.recdoubling_max_ranks = 4;
+    s.rabenseifner_min_bytes = s.ring_min_bytes;  // off (tested below)
     // (no buffer layout: ranks may describe the same data with other datatypes)
     auto pick = [&](size_t bytes, bool commutative) { return choose_allreduce(s, bytes, 4, commutative); };
     // recursive doubling only on a power of two ranks up to the maximum
@@ -163,6 +164,21 @@ void test_allreduce_rules(void **) {
     assert_int_equal(pick(1 << 20, true), ADAPT2_ALLREDUCE_RECDOUBLING);
     s.algorithm = ADAPT2_ALLREDUCE_TREE;
     assert_int_equal(pick(4, true), ADAPT2_ALLREDUCE_TREE);
+    s.algorithm = ADAPT2_ALLREDUCE_RABENSEIFNER;
+    assert_int_equal(pick(4, false), ADAPT2_ALLREDUCE_RABENSEIFNER);  // any op: folded in rank order
+    assert_int_equal(choose_allreduce(s, 8 << 20, 5, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    // auto: Rabenseifner's from its minimum to the ring, on 4 or at least 6 ranks
+    s.algorithm = ADAPT2_ALLREDUCE_AUTO;
+    s.rabenseifner_min_bytes = 64 << 10;
+    assert_int_equal(pick((64 << 10) - 4, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(pick(64 << 10, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    assert_int_equal(pick(64 << 10, false), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    assert_int_equal(pick((256 << 10) - 4, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    assert_int_equal(pick(256 << 10, true), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(pick(256 << 10, false), ADAPT2_ALLREDUCE_TREE);
+    for (int p : {3, 5}) assert_int_equal(choose_allreduce(s, 64 << 10, p, true), ADAPT2_ALLREDUCE_TREE);
+    for (int p : {6, 7, 8, 64}) assert_int_equal(choose_allreduce(s, 64 << 10, p, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    s.rabenseifner_min_bytes = s.ring_min_bytes;
     // across nodes: the ring where nodes are in blocks and each rank's block
     // is at least a segment; the multi-level tree otherwise
     s.algorithm = ADAPT2_ALLREDUCE_AUTO;
@@ -208,7 +224,8 @@ void test_algorithm_names_match_the_engine(void **) {
     assert_int_equal(position(allreduce, "tree"), ADAPT2_ALLREDUCE_TREE);
     assert_int_equal(position(allreduce, "ring"), ADAPT2_ALLREDUCE_RING);
     assert_int_equal(position(allreduce, "recursive_doubling"), ADAPT2_ALLREDUCE_RECDOUBLING);
-    assert_int_equal(position(allreduce, "previous"), ADAPT2_ALLREDUCE_RECDOUBLING + 1);
+    assert_int_equal(position(allreduce, "rabenseifner"), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    assert_int_equal(position(allreduce, "previous"), ADAPT2_ALLREDUCE_RABENSEIFNER + 1);
     const char *allgather = defaults::allgather_algorithm_names;
     assert_int_equal(position(allgather, "ring"), ADAPT2_ALLGATHER_RING);
     assert_int_equal(position(allgather, "bruck"), ADAPT2_ALLGATHER_BRUCK);
@@ -483,20 +500,21 @@ void test_every_rule_is_named(void **) {
     adapt2_allreduce_settings_t a{};
     a.tree = defaults();
     a.ring_min_bytes = 256 << 10, a.ring_max_bytes = 8 << 20, a.recdoubling_max_bytes = 16 << 10;
-    a.recdoubling_max_ranks = 4;
+    a.recdoubling_max_ranks = 4, a.rabenseifner_min_bytes = 128 << 10;
     const char *rule = nullptr;
-    for (int algorithm : {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE}) {
+    for (int algorithm : {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE,
+                          ADAPT2_ALLREDUCE_RABENSEIFNER}) {
         a.algorithm = algorithm;
         choose_allreduce(a, 4, 4, true, &rule), name(rule, "allreduce forced");
         choose_allreduce(a, 4, 4, false, &rule), name(rule, "allreduce forced, not possible");
     }
     a.algorithm = ADAPT2_ALLREDUCE_AUTO;
-    for (size_t bytes : {size_t{4}, size_t{1} << 20, size_t{16} << 20}) {
+    for (size_t bytes : {size_t{4}, size_t{128} << 10, size_t{1} << 20, size_t{16} << 20}) {
         choose_allreduce(a, bytes, 4, true, &rule), name(rule, "allreduce auto");
     }
     a.tree.topology = 1;
     choose_allreduce(a, 4, 4, true, &rule), name(rule, "allreduce across nodes");
-    assert_int_equal(names.size(), tree_rules + 8);
+    assert_int_equal(names.size(), tree_rules + 10);
     for (int algorithm : {ADAPT2_ALLGATHER_AUTO, ADAPT2_ALLGATHER_RING}) {
         a.algorithm = algorithm;
         allgather_plan(a, 4, &rule), name(rule, "allgather");
@@ -506,7 +524,7 @@ void test_every_rule_is_named(void **) {
     a.algorithm = ADAPT2_ALLGATHER_AUTO, a.multi_level_max_bytes = 1 << 20;
     allgather_plan(a, 4, &rule, CallShape{8, 4}), name(rule, "allgather across nodes");
     allgather_plan(a, 4, &rule, CallShape{8, 4, false}), name(rule, "allgather across nodes, round-robin");
-    assert_int_equal(names.size(), tree_rules + 13);
+    assert_int_equal(names.size(), tree_rules + 15);
     adapt2_call_settings_t r{};
     r.halving_max_bytes = 1 << 16;
     for (int algorithm : {ADAPT2_REDUCE_SCATTER_AUTO, ADAPT2_REDUCE_SCATTER_RING, ADAPT2_REDUCE_SCATTER_HALVING}) {
@@ -516,7 +534,7 @@ void test_every_rule_is_named(void **) {
             reduce_scatter_plan(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
         }
     }
-    assert_int_equal(names.size(), tree_rules + 18);
+    assert_int_equal(names.size(), tree_rules + 20);
 }
 
 // Reduce_scatter_block: recursive halving below the threshold and for

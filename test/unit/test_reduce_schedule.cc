@@ -83,6 +83,7 @@ struct Case {
     size_t segment = 64;                 // bytes
     int recv_window = 4, send_window = 2;
     bool strided = false, in_place = false, reproducible = false, ring = false, recdoubling = false;
+    bool rabenseifner = false;
     bool three_buffer = false;  // the op has a three-buffer combine (sum only)
     bool mixed = false;         // with strided: only odd ranks' buffers are (the same data,
                                 // other layouts: MPI allows it; every rank must run the same algorithm)
@@ -98,6 +99,7 @@ struct Case {
                       "repro=%d 3buf=%d pool=%zu order=%d overtake=%d seed=%llu",
                       allreduce ? (ring          ? "ring allreduce"
                                    : recdoubling ? "recdoubling allreduce"
+                                   : rabenseifner ? "rabenseifner allreduce"
                                                  : "allreduce")
                                 : "reduce",
                       static_cast<int>(kind), p, root, elems, algorithm, segment, recv_window, send_window, strided,
@@ -180,6 +182,7 @@ std::vector<char> run_case(const Case &c) {
             s.tree = tree;
             s.algorithm = c.ring          ? ADAPT2_ALLREDUCE_RING
                           : c.recdoubling ? ADAPT2_ALLREDUCE_RECDOUBLING
+                          : c.rabenseifner ? ADAPT2_ALLREDUCE_RABENSEIFNER
                                           : ADAPT2_ALLREDUCE_TREE;
             s.reproducible = c.reproducible;
             rc = start_allreduce(world.comm(r), own, result, c.in_place, op, 100, s, on_done, &k.done);
@@ -218,7 +221,7 @@ std::vector<char> run_case(const Case &c) {
             ? TreeSpec{TreeShape::in_order_binomial, 0}
             : (c.algorithm == ADAPT2_ALG_KNOMIAL ? TreeSpec{TreeShape::knomial, 3} : TreeSpec{TreeShape::binomial, 0}),
         c.allreduce ? 0 : c.root);
-    if (!c.ring && !c.recdoubling && (c.algorithm == ADAPT2_ALG_KNOMIAL || c.kind == Kind::matmul)) {
+    if (!c.ring && !c.recdoubling && !c.rabenseifner && (c.algorithm == ADAPT2_ALG_KNOMIAL || c.kind == Kind::matmul)) {
         for (int r = 0; r < c.p; ++r) {
             long want_combines = static_cast<long>(tree_of->children(r).size()) * nseg;
             if (ranks[r].ops.combines != want_combines)
@@ -421,14 +424,40 @@ void test_recursive_doubling(void **) {
     }
 }
 
+// Rabenseifner's: every p (pairs when p is not a power of two), fewer
+// elements than ranks (empty blocks), commutative ops in the user's buffer
+// and the matrix product in rank order (bit-reversed pool buffer), in place,
+// every layout, and completion orders where pending sends overtake.
+void test_rabenseifner(void **) {
+    long runs = 0;
+    for (Kind kind : {Kind::sum, Kind::matmul}) {
+        for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
+            for (size_t elems : {size_t{1}, size_t{5}, size_t{33}}) {
+                for (auto net : completion_orders(2)) {
+                    for (Layout layout : kLayouts) {
+                        Case c;
+                        c.allreduce = c.rabenseifner = true, c.kind = kind, c.p = p, c.elems = elems, c.net = net;
+                        c.in_place = (p + static_cast<int>(elems)) % 2 == 1;
+                        set_layout(&c, layout);
+                        run_case(c);
+                        ++runs;
+                    }
+                }
+            }
+        }
+    }
+    std::printf("# %ld Rabenseifner allreduces checked\n", runs);
+}
+
 // Reproducible: whatever the completion order, float results are bitwise
 // equal; reduce and allreduce alike.
 void test_reproducible_is_bitwise_stable(void **) {
-    for (int variant : {0, 1, 2, 3}) {  // reduce, tree allreduce, ring, recursive doubling
+    for (int variant : {0, 1, 2, 3, 4}) {  // reduce, tree allreduce, ring, recursive doubling, Rabenseifner's
         std::vector<char> reference;
         for (auto net : completion_orders(12)) {
             Case c;
             c.allreduce = variant > 0, c.ring = variant == 2, c.recdoubling = variant == 3;
+            c.rabenseifner = variant == 4;
             c.kind = Kind::fsum, c.p = 9, c.root = 2, c.elems = 300;
             c.reproducible = true, c.net = net;
             std::vector<char> got = run_case(c);
@@ -450,6 +479,7 @@ int main() {
         cmocka_unit_test(test_pool_cap),
         cmocka_unit_test(test_ring_allreduce),
         cmocka_unit_test(test_recursive_doubling),
+        cmocka_unit_test(test_rabenseifner),
         cmocka_unit_test(test_reproducible_is_bitwise_stable),
     };
     return cmocka_run_group_tests_name("reduce_schedule", tests, nullptr, nullptr);

@@ -142,6 +142,7 @@ typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_TREE,        /* reduce up a tree fused with a broadcast down it */
     ADAPT2_ALLREDUCE_RING,        /* reduce-scatter then allgather around a ring */
     ADAPT2_ALLREDUCE_RECDOUBLING, /* log2(p) exchanges of the whole buffer */
+    ADAPT2_ALLREDUCE_RABENSEIFNER, /* reduce-scatter by recursive halving, allgather by doubling */
 } adapt2_allreduce_algorithm_t;
 
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
@@ -167,6 +168,7 @@ typedef struct adapt2_allreduce_settings {
     size_t ring_max_bytes;
     size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size ... */
     int recdoubling_max_ranks;    /* ... on power-of-two communicators up to this size */
+    size_t rabenseifner_min_bytes; /* allreduce auto on one node: Rabenseifner's from this size to the ring */
     size_t bruck_max_bytes;       /* allgather auto: Bruck while all p blocks are below this size */
     size_t multi_level_max_bytes; /* allgather auto across nodes: multi-level below this size */
     size_t pipeline_min_bytes;    /* multi-level allgather: bundles go down as they land from this size */

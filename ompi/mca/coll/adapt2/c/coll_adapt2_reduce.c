@@ -101,7 +101,7 @@ typedef struct reduction_call {
     bool blocking;
 } reduction_call_t;
 
-/* auto, tree, ring or recursive_doubling (previous: the facts say so). */
+/* auto, tree, ring, recursive_doubling or rabenseifner (previous: the facts say so). */
 static int allreduce_algorithm(void)
 {
     return mca_coll_adapt2_checked_algorithm(ADAPT2_P_allreduce_algorithm);
@@ -197,6 +197,7 @@ static void describe_call(const reduction_call_t *call, adapt2_call_t *out)
         s->ring_max_bytes = (size_t) ADAPT2_LONG(allreduce_ring_max_bytes);
         s->recdoubling_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_max_bytes);
         s->recdoubling_max_ranks = ADAPT2_INT(allreduce_recdoubling_max_ranks);
+        s->rabenseifner_min_bytes = (size_t) ADAPT2_LONG(allreduce_rabenseifner_min_bytes);
     }
     mca_coll_adapt2_call_facts(&c.facts, algorithm_of(call->all), call->blocking, !ompi_op_is_intrinsic(call->op));
     *out = c;

@@ -214,6 +214,9 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     case ADAPT2_ALLREDUCE_RECDOUBLING:
         why = "allreduce_algorithm forces recursive doubling";
         return ADAPT2_ALLREDUCE_RECDOUBLING;
+    case ADAPT2_ALLREDUCE_RABENSEIFNER:
+        why = "allreduce_algorithm forces Rabenseifner's";
+        return ADAPT2_ALLREDUCE_RABENSEIFNER;
     case ADAPT2_ALLREDUCE_TREE: why = "allreduce_algorithm forces the tree"; return ADAPT2_ALLREDUCE_TREE;
     default: break;
     }
@@ -244,6 +247,18 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     // turn (measured 0.7-0.9x the tree's time at 512 B-512 KiB; docs/design.md).
     why = "auto, 2 ranks below allreduce_ring_min_bytes: recursive doubling (one exchange)";
     if (comm_size == 2 && bytes < s.ring_min_bytes && s.recdoubling_max_bytes > 0) return ADAPT2_ALLREDUCE_RECDOUBLING;
+    // Rabenseifner's: each rank reduces and moves about 2n(p-1)/p bytes in
+    // 2 log2(p) steps where the fused tree's root reduces every child's whole
+    // message. Measured on one host (docs/measurements.md): on 4 ranks
+    // 0.64-0.86x the tree's time at 128 KiB-1 MiB, on 8 ranks 0.72x at
+    // 512 KiB, even at 256 KiB and 1.2x at 128 KiB (hence from 256 KiB); 6
+    // and 7 ranks like 8; on 3 and 5 ranks the tree was faster (the pairing
+    // step costs a whole message there).
+    why = "auto, 4 or at least 6 ranks, in [allreduce_rabenseifner_min_bytes, allreduce_ring_min_bytes): Rabenseifner's";
+    const bool rabenseifner_ranks = comm_size == 4 || comm_size >= 6;
+    if (rabenseifner_ranks && bytes >= s.rabenseifner_min_bytes && bytes < s.ring_min_bytes) {
+        return ADAPT2_ALLREDUCE_RABENSEIFNER;
+    }
     why = "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring";
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     why = "auto: the fused tree";

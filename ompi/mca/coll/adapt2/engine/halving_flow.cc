@@ -14,23 +14,40 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
       rank_(a.rank),
       size_(a.size),
       tag_(a.tag),
-      block_(a.block_bytes),
-      bytes_(a.block_bytes * static_cast<size_t>(a.size)),
+      bytes_(a.bytes),
+      unit_(a.op.unit_bytes ? a.op.unit_bytes : 1),
+      units_per_block_(a.bytes / unit_ / static_cast<size_t>(a.size)),
+      longer_blocks_(a.bytes / unit_ % static_cast<size_t>(a.size)),
+      allreduce_(a.allreduce),
+      natural_(a.allreduce && a.op.commutative),
       op_(a.op),
       input_(a.input),
       output_(a.output),
       pool_(pool) {
     plan();
-    arrived_.assign(steps_.size(), 0);
+    arrived_.assign(2 * steps_.size(), 0);
+    gathering_ = steps() - 1;
     if (bytes_ == 0) return;
+    // In the user's order the result buffer itself can be the working buffer.
+    in_user_ = natural_ && output_.user.contig && !output_.user.on_device && output_.from == 0;
+    if (in_user_) {
+        work_ = output_.user.contig;
+        scratch_ = scratch_bytes_ ? pool_.borrow_one(scratch_bytes_) : nullptr;
+        return;
+    }
     work_ = pool_.borrow_one(bytes_ + scratch_bytes_);
     scratch_ = work_ + bytes_;
 }
 
+size_t HalvingFlow::block_at(int i) const {
+    const size_t n = static_cast<size_t>(i);
+    return unit_ * (n * units_per_block_ + std::min(n, longer_blocks_));
+}
+
 // Virtual block w: the blocks of virtual rank w's real ranks.
 HalvingFlow::Range HalvingFlow::vblock(int w) const {
-    if (w < rem_) return {2 * static_cast<size_t>(w) * block_, 2 * block_};
-    return {static_cast<size_t>(w + rem_) * block_, block_};
+    const int first = w < rem_ ? 2 * w : w + rem_, end = w < rem_ ? first + 2 : first + 1;
+    return {block_at(first), block_at(end) - block_at(first)};
 }
 
 void HalvingFlow::plan() {
@@ -39,10 +56,14 @@ void HalvingFlow::plan() {
     rem_ = size_ - pof2;
     lay_out(pof2);
     vrank_ = rank_ - rem_;
+    // Rank order: nearest partner first (bit-reversed layout); a commutative
+    // allreduce: farthest first, blocks in the user's order.
+    const int first_mask = natural_ ? pof2 / 2 : 1;
     size_t end = 0;
     if (rank_ < 2 * rem_) {
         role_ = rank_ % 2 == 0 ? kGiver : kTaker;
-        end = role_ == kGiver ? block_ : bytes_;  // the block back, or the giver's p blocks
+        // a giver: its block back (allreduce: all of them); a taker: the giver's p blocks
+        end = role_ == kGiver && !allreduce_ ? block_bytes(rank_) : bytes_;
         if (role_ == kGiver) {
             scratch_bytes_ = end;
             return;
@@ -50,11 +71,14 @@ void HalvingFlow::plan() {
         vrank_ = rank_ / 2;
     }
     pair_folded_ = role_ != kTaker;
-    for (int mask = 1; mask < pof2; mask <<= 1) steps_.push_back(exchange(vrank_, mask, &end));
+    for (int mask = first_mask; mask > 0 && mask < pof2; mask = natural_ ? mask / 2 : mask * 2) {
+        steps_.push_back(exchange(vrank_, mask, &end));
+    }
     scratch_bytes_ = end;
 }
 
-// Virtual block w goes at position bitrev(w) of the working buffer.
+// Virtual block w goes at position bitrev(w) of the working buffer (at w
+// in the user's order).
 void HalvingFlow::lay_out(int pof2) {
     int bits = 0;
     while ((1 << bits) < pof2) ++bits;
@@ -62,7 +86,7 @@ void HalvingFlow::lay_out(int pof2) {
     for (int w = 0; w < pof2; ++w) {
         int r = 0;
         for (int b = 0; b < bits; ++b) r |= ((w >> b) & 1) << (bits - 1 - b);
-        at_position[r] = w;
+        at_position[natural_ ? w : r] = w;
     }
     at_.assign(pof2, 0);
     size_t offset = 0;
@@ -72,11 +96,12 @@ void HalvingFlow::lay_out(int pof2) {
     }
 }
 
-// Where the virtual blocks w with w mod 2^low_bits == value lie in work_:
+// Where the virtual blocks w with w & bits == value & bits lie in work_:
 // one range (the layout makes it so; checked, as a bug would corrupt data).
-HalvingFlow::Range HalvingFlow::span(int pof2, int low_bits, int value) const {
+HalvingFlow::Range HalvingFlow::span(int pof2, int bits, int value) const {
     size_t lo = bytes_, hi = 0, total = 0;
-    for (int w = value; w < pof2; w += 1 << low_bits) {
+    for (int w = 0; w < pof2; ++w) {
+        if ((w & bits) != (value & bits)) continue;
         lo = std::min(lo, at_[w]);
         hi = std::max(hi, at_[w] + vblock(w).bytes);
         total += vblock(w).bytes;
@@ -86,12 +111,14 @@ HalvingFlow::Range HalvingFlow::span(int pof2, int low_bits, int value) const {
 
 // Exchange with virtual rank vrank ^ mask; its receive goes at *scratch_end.
 HalvingFlow::Step HalvingFlow::exchange(int vrank, int mask, size_t *scratch_end) {
-    const int pof2 = size_ - rem_, partner = vrank ^ mask, low_bits = __builtin_ctz(mask) + 1;
+    const int pof2 = size_ - rem_, partner = vrank ^ mask;
+    // the bits that the exchanges so far and this one have fixed
+    const int bits = natural_ ? (pof2 - 1) & ~(mask - 1) : 2 * mask - 1;
     Step s{};
     s.peer = partner < rem_ ? 2 * partner + 1 : partner + rem_;
     s.lower = partner < vrank;
-    s.keep = span(pof2, low_bits, vrank & (2 * mask - 1));
-    s.give = span(pof2, low_bits, partner & (2 * mask - 1));
+    s.keep = span(pof2, bits, vrank);
+    s.give = span(pof2, bits, partner);
     if (s.keep.offset > bytes_ || s.give.offset > bytes_) {
         layout_error_ = "recursive halving: an exchange's blocks are not contiguous in the working buffer";
     }
@@ -102,6 +129,13 @@ HalvingFlow::Step HalvingFlow::exchange(int vrank, int mask, size_t *scratch_end
 
 // The user's blocks into the working buffer, in its order.
 void HalvingFlow::fill() {
+    if (natural_) {
+        if (input_.user.contig == work_ && input_.from == 0) return;  // in place, in the result
+        const UserRange all{input_.user, input_.from, 0, bytes_};
+        const int rc = copy_into_work(all, work_);
+        if (rc != 0) schedule_.fail_conversion(rc, "packing the allreduce's input", all.from, all.bytes);
+        return;
+    }
     for (int w = 0; w < static_cast<int>(at_.size()); ++w) {
         const Range r = vblock(w);
         const UserRange c{input_.user, input_.from + r.offset, at_[w], r.bytes};
@@ -120,7 +154,7 @@ void HalvingFlow::start() {
     if (schedule_.failed()) return;
     const int pair = pair_message();
     if (role_ == kGiver) {
-        schedule_.post_recv(scratch_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, block_));
+        schedule_.post_recv(scratch_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
         schedule_.post_send(work_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
         return;
     }
@@ -148,15 +182,20 @@ void HalvingFlow::on_complete(Op &op) {
     const bool received = op.kind == Op::kRecv;
     const int k = op.segment;
     schedule_.return_op(&op);
-    if (!received || schedule_.failed()) return;
+    if (schedule_.failed()) return;
+    if (!received) {
+        if (allreduce_ && k < steps()) post_gather_recv(k);
+        return;
+    }
     if (k == pair_message()) {
-        if (role_ == kGiver) return deliver(scratch_);
+        if (role_ == kGiver) return allreduce_ ? deliver_all(scratch_) : deliver(scratch_);
         fold_pair();
         begin(0);
         return try_fold();
     }
-    arrived_[k] = 1;
-    try_fold();
+    arrived_[k < pair_message() ? k : k - 1] = 1;  // exchange k's halving, or k - steps() - 1's doubling
+    if (k < pair_message()) return try_fold();
+    gather();
 }
 
 // Folds every exchange whose data is here and whose predecessor is folded.
@@ -181,7 +220,7 @@ void HalvingFlow::fold_pair() {
 void HalvingFlow::fold(int k) {
     const Step &s = steps_[k];
     char *acc = work_ + s.keep.offset, *theirs = scratch_ + s.recv_at;
-    if (s.lower) {
+    if (s.lower || op_.commutative) {
         combine_on_left(theirs, acc, s.keep.bytes, k);
     } else {  // acc = acc op theirs, computed in their buffer
         combine_on_left(acc, theirs, s.keep.bytes, k);
@@ -198,24 +237,74 @@ void HalvingFlow::combine_on_left(const char *left, char *acc, size_t bytes, int
 }
 
 // Every exchange is folded: a taker sends its giver's block back; each rank
-// delivers its own.
+// delivers its own. An allreduce gathers the blocks back instead.
 void HalvingFlow::finish_steps() {
+    halved_ = true;
+    if (allreduce_) return gather();
     const char *mine = work_ + at_[vrank_];  // a taker's virtual block: its giver's block, then its own
     if (role_ == kTaker) {
-        schedule_.post_send(mine, rank_ - 1, tag_, schedule_.take_op(id_, Op::kSend, pair_message(), 0, block_));
-        mine += block_;
+        const size_t givers = block_bytes(rank_ - 1);
+        schedule_.post_send(mine, rank_ - 1, tag_, schedule_.take_op(id_, Op::kSend, pair_message(), 0, givers));
+        mine += givers;
     }
     deliver(mine);
 }
 
 void HalvingFlow::deliver(const char *block) {
-    int rc = copy_to_user(output_, output_.from, block, block_);
-    if (rc != 0) schedule_.fail_conversion(rc, "unpacking the reduce-scatter's result", output_.from, block_);
+    const size_t bytes = block_bytes(rank_);
+    int rc = copy_to_user(output_, output_.from, block, bytes);
+    if (rc != 0) schedule_.fail_conversion(rc, "unpacking the reduce-scatter's result", output_.from, bytes);
     done_ = true;
 }
 
+// The doubling of exchange k brings back the blocks this rank gave there,
+// into the same place: its halving send has read them.
+void HalvingFlow::post_gather_recv(int k) {
+    const Step &s = steps_[k];
+    schedule_.post_recv(work_ + s.give.offset, s.peer, tag_ - 1,
+                        schedule_.take_op(id_, Op::kRecv, gather_message(k), 0, s.give.bytes));
+}
+
+// Doubling exchange k sends the blocks kept at halving exchange k, final once
+// the halving is done and the doublings above k have arrived.
+void HalvingFlow::gather() {
+    while (halved_ && !done_) {
+        const int k = gathering_;
+        if (k < 0) {
+            if (role_ == kTaker) {
+                schedule_.post_send(work_, rank_ - 1, tag_, schedule_.take_op(id_, Op::kSend, pair_message(), 0, bytes_));
+            }
+            return deliver_all(work_);
+        }
+        const Step &s = steps_[k];
+        if (!gather_sent_) {
+            gather_sent_ = true;
+            schedule_.post_send(work_ + s.keep.offset, s.peer, tag_ - 1,
+                                schedule_.take_op(id_, Op::kSend, gather_message(k), 0, s.keep.bytes));
+        }
+        if (!arrived_[steps() + k]) return;
+        --gathering_;
+        gather_sent_ = false;
+    }
+}
+
+// Every block, from the working buffer's order to the user's.
+void HalvingFlow::deliver_all(const char *blocks) {
+    done_ = true;
+    if (blocks == output_.user.contig) return;  // the result is where it belongs
+    for (int w = 0; w < static_cast<int>(at_.size()); ++w) {
+        const Range r = vblock(w);
+        const int rc = copy_to_user(output_, output_.from + r.offset, blocks + at_[w], r.bytes);
+        if (rc != 0) return schedule_.fail_conversion(rc, "unpacking the allreduce's result", r.offset, r.bytes);
+    }
+}
+
 void HalvingFlow::finish() {
-    if (work_) pool_.give_back_one(bytes_ + scratch_bytes_, work_);
+    if (in_user_) {
+        if (scratch_) pool_.give_back_one(scratch_bytes_, scratch_);
+    } else if (work_) {
+        pool_.give_back_one(bytes_ + scratch_bytes_, work_);
+    }
 }
 
 }  // namespace adapt2

@@ -2,6 +2,8 @@
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Reduce_scatter_block by recursive halving, for small messages and for
 // non-commutative ops: ceil(log2 p) exchanges instead of the ring's p - 1.
+// With `allreduce`, Rabenseifner's allreduce: the same halving, then the
+// blocks gathered back by recursive doubling (the exchanges in reverse).
 //
 // Data is folded in rank order, so non-commutative ops work and the result
 // does not depend on arrival order. With p not a power of two, the first
@@ -18,13 +20,27 @@
 // consecutive ranks: folding the lower group's data on the left keeps rank
 // order. Every receive is posted at once; exchange k's send leaves as soon as
 // exchange k-1 is folded, so only the data a rank really needs makes it wait.
-// Whole blocks, no segments: the ring takes large messages.
+// Whole blocks, no segments: the ring takes large messages. The p blocks
+// are whole units, the first ones a unit longer where p does not divide the
+// message (an allreduce's; a reduce-scatter's blocks are equal).
+//
+// The doubling (allreduce) runs exchange k again, last first: a rank sends
+// the blocks it kept there, now final, and receives the ones it gave, straight
+// into the working buffer where they were (so that receive is posted once
+// exchange k's halving send has completed: it read them). It holds every
+// block after exchange 0; a taker sends them all to its giver.
 //
 // The working buffer holds the virtual blocks in bit-reversed order (block w
 // at position bitrev(w)), the same on every rank: then the blocks of each
 // exchange, kept or sent, are one contiguous range, sent from where they lie
 // and folded by one combine. The flow borrows the p blocks plus what its
-// exchanges receive (less than the p blocks again).
+// exchanges receive (less than the p blocks again). A commutative allreduce
+// needs no rank order: its exchanges go farthest partner first (distance
+// p'/2 down to 1), which keeps each exchange's blocks contiguous in the
+// user's order, so it works in the user's result buffer where that is
+// contiguous host memory and borrows only the receives (measured at np 8:
+// the bit-reversed buffer's fill and delivery made 1-4 MiB 1.2-1.35x
+// slower than tuned's Rabenseifner).
 #ifndef ADAPT2_ENGINE_HALVING_FLOW_H
 #define ADAPT2_ENGINE_HALVING_FLOW_H
 
@@ -39,21 +55,24 @@ namespace adapt2 {
 struct HalvingArgs {
     int rank = 0;
     int size = 1;
-    int tag = 0;             // tags_needed() tags
-    size_t block_bytes = 0;  // each of the p blocks (a multiple of op.unit_bytes)
+    int tag = 0;             // tags_needed() tags, counting down
+    size_t bytes = 0;        // the p blocks together (a multiple of op.unit_bytes)
+    bool allreduce = false;  // gather every block back (Rabenseifner's allreduce)
     adapt2_reduction_t op{};
     UserRange input;   // the user's p blocks into the working buffer (to = 0)
-    UserRange output;  // the result's block: `from` is its offset in the user's stream
+    UserRange output;  // the result's block (`from`: its offset in the user's stream); allreduce: all of it
 };
 
 class HalvingFlow final : public Flow {
 public:
-    // Between two ranks at most one message each way: one tag.
-    static int tags_needed() { return 1; }
+    // Between two ranks at most one message each way per phase: one tag, and
+    // one more for the doubling (pml ucx lets a later send overtake a pending
+    // one of the same tag).
+    static int tags_needed(bool allreduce = false) { return allreduce ? 2 : 1; }
 
     HalvingFlow(Schedule &schedule, int id, const HalvingArgs &args, BufferPool &pool);
 
-    int max_ops() const override { return 2 * (static_cast<int>(steps_.size()) + 1); }
+    int max_ops() const override { return 4 * (static_cast<int>(steps_.size()) + 1); }
     void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override { return !done_; }
@@ -71,10 +90,12 @@ private:
     };
     enum Role { kPlain, kGiver, kTaker };
 
+    size_t block_at(int i) const;  // real block i's offset in the user's order (i = p: the end)
+    size_t block_bytes(int i) const { return block_at(i + 1) - block_at(i); }
     Range vblock(int w) const;  // in the user's (natural) order
     void plan();
     void lay_out(int pof2);
-    Range span(int pof2, int low_bits, int value) const;
+    Range span(int pof2, int bits, int value) const;
     Step exchange(int vrank, int mask, size_t *scratch_end);
     void fill();
     void begin(int k);
@@ -85,12 +106,21 @@ private:
     int vrank_ = 0;
     void finish_steps();
     void deliver(const char *block);
-    int pair_message() const { return static_cast<int>(steps_.size()); }  // Op::segment of the pair's
+    void post_gather_recv(int k);
+    void gather();
+    void deliver_all(const char *blocks);
+    int steps() const { return static_cast<int>(steps_.size()); }
+    int pair_message() const { return steps(); }                         // Op::segment of the pair's
+    int gather_message(int k) const { return steps() + 1 + k; }          // ... of exchange k's doubling
 
     int rank_, size_, tag_;
     int rem_ = 0;  // ranks that pair up: 2 * rem_
     Role role_ = kPlain;
-    size_t block_, bytes_;
+    size_t bytes_;
+    size_t unit_, units_per_block_, longer_blocks_;  // the first longer_blocks_ blocks: one unit more
+    bool allreduce_;
+    bool natural_;           // a commutative allreduce: the blocks in the user's order (farthest partner first)
+    bool in_user_ = false;   // ... and work_ is the user's result buffer
     adapt2_reduction_t op_;
     UserRange input_, output_;
     BufferPool &pool_;
@@ -101,10 +131,13 @@ private:
     std::vector<size_t> at_;              // in work_: virtual block w's offset (bit-reversed order)
     const char *layout_error_ = nullptr;  // an exchange's blocks are not contiguous (a bug)
     std::vector<Step> steps_;
-    std::vector<uint8_t> arrived_;
+    std::vector<uint8_t> arrived_;  // exchange k's halving data; allreduce: then its doubling data
     bool pair_folded_ = false;  // taker: the giver's input is folded in (or no pair)
     int begun_ = 0;             // exchanges whose send is posted
     int folded_ = 0;            // exchanges folded
+    bool halved_ = false;       // every exchange is folded
+    int gathering_ = -1;        // allreduce: the doubling exchange under way (then lower ones)
+    bool gather_sent_ = false;  // ... its send is posted
     bool done_ = false;         // the result's block is delivered
 };
 

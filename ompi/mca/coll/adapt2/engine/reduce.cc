@@ -6,6 +6,7 @@
 #include "counters.h"
 #include "decision.h"
 #include "detach.h"
+#include "halving_flow.h"
 #include "recdoubling_flow.h"
 #include "reduce_flow.h"
 #include "ring_flow.h"
@@ -161,6 +162,7 @@ int fused_tree_tags(int window) { return ReduceFlow::tags_needed(window) + Bcast
 // Two tag blocks: the reduction up the tree, then the broadcast down it (the
 // ring and recursive doubling use the first); twice that on two trees.
 int tags_of_allreduce(const Comm &, const adapt2_call_t &call, const CallPlan &plan) {
+    if (plan.algorithm == ADAPT2_ALLREDUCE_RABENSEIFNER) return HalvingFlow::tags_needed(true);
     const int pair = fused_tree_tags(call.settings.tree.send_window);
     const bool halves = plan.algorithm == ADAPT2_ALLREDUCE_TREE &&
                         two_tree_cut(plan.tree, call.recv.bytes, call.reduction.unit_bytes) != 0;
@@ -246,6 +248,30 @@ void add_recdoubling(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own,
     schedule.add_flow<RecDoublingFlow>(a, comm.pool());
 }
 
+// Rabenseifner's: recursive halving then doubling in a pool buffer (the
+// blocks lie in the exchanges' order there, not the user's).
+void add_rabenseifner(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
+                      bool in_place, const adapt2_reduction_t &op, int tag) {
+    HalvingArgs a;
+    a.rank = comm.rank();
+    a.size = comm.size();
+    a.tag = tag;
+    a.bytes = result.bytes;
+    a.allreduce = true;
+    a.op = op;
+    a.input = {in_place ? result : own, 0, 0, result.bytes};
+    a.output = {result, 0, 0, result.bytes};
+    schedule.add_flow<HalvingFlow>(a, comm.pool());
+}
+
+const char *allreduce_name(adapt2_allreduce_algorithm_t algorithm) {
+    switch (algorithm) {
+    case ADAPT2_ALLREDUCE_RING: return "ring";
+    case ADAPT2_ALLREDUCE_RABENSEIFNER: return "Rabenseifner (recursive halving, then doubling)";
+    default: return "recursive doubling";
+    }
+}
+
 }  // namespace
 
 int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, int tag) {
@@ -262,13 +288,14 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
     const bool on_device = result.on_device || (!in_place && own.on_device);
     if (algorithm != ADAPT2_ALLREDUCE_TREE) {
         if (comm.logs(20)) {
-            comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1,
-                                   algorithm == ADAPT2_ALLREDUCE_RING ? "ring" : "recursive doubling", rule));
+            comm.log(20, plan_line(comm.id(), "allreduce", result.bytes, -1, allreduce_name(algorithm), rule));
         }
         ScheduleHandle schedule = new_schedule(comm, call.done, call.ctx, call.finished);
         schedule->set_trace(TraceColl::allreduce, comm.id(), comm.next_call(), result.bytes, -1);
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
             add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
+        } else if (algorithm == ADAPT2_ALLREDUCE_RABENSEIFNER) {
+            add_rabenseifner(*schedule, comm, own, result, in_place, op, tag);
         } else {
             add_recdoubling(*schedule, comm, own, result, in_place, op, tag);
         }

@@ -140,7 +140,7 @@ int start_halving(Comm &comm, const adapt2_call_t &call, int tag, size_t block) 
     a.rank = comm.rank();
     a.size = comm.size();
     a.tag = tag;
-    a.block_bytes = block;
+    a.bytes = block * static_cast<size_t>(comm.size());
     a.op = call.reduction;
     a.input = {own_data(call), 0, 0, block * static_cast<size_t>(comm.size())};
     a.output = {call.recv, 0, 0, block};
