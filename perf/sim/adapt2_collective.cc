@@ -59,6 +59,7 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     c.allreduce.recdoubling_max_bytes = d::allreduce_recdoubling_max_bytes;
     c.allreduce.recdoubling_max_ranks = static_cast<int>(d::allreduce_recdoubling_max_ranks);
     c.allreduce.rabenseifner_min_bytes = d::allreduce_rabenseifner_min_bytes;
+    c.allreduce.rabenseifner_max_bytes = d::allreduce_rabenseifner_max_bytes;
     c.allreduce.reproducible = d::reproducible;
     c.ring_segment_size =
         kind == CollKind::allgather ? d::allgather_segment_size : d::reduce_scatter_block_segment_size;

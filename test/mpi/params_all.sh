@@ -99,6 +99,7 @@ allreduce_segment_size            range
 allreduce_ring_min_bytes          range
 allreduce_ring_max_bytes          range
 allreduce_rabenseifner_min_bytes  range
+allreduce_rabenseifner_max_bytes  range
 allreduce_recdoubling_max_bytes   range
 allreduce_recdoubling_max_ranks   range
 allgather_algorithm               names                  ring

@@ -64,4 +64,12 @@ for np in 3 6 8; do
 done
 expect_output "np 8, auto takes Rabenseifner's at 256 KiB" "allreduce of 262144 bytes: Rabenseifner" 8 8 \
     --mca coll_adapt2_verbose 20 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 65536
+# Across nodes placed in blocks: the nearest partners first (rank order, pool
+# buffer) for every op; auto picks it at 256 KiB.
+expect_output "np 8, nodes block:2, auto takes Rabenseifner's, nearest partners first" \
+    "allreduce of 262144 bytes: Rabenseifner.*nearest partners first" 8 8 --mca coll_adapt2_nodes block:2 \
+    --mca coll_adapt2_verbose 20 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 65536
+check "np 6, nodes block:2, Rabenseifner allreduce" 6 --mca coll_adapt2_nodes block:2 --mca mpi_param_check 0 -- \
+    "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms rabenseifner,auto \
+    --types int,mat2i,vector:int,double_int --ops sum,matmul,maxloc --counts 1,7,100003 --inplace=both
 finish

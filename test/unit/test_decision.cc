@@ -167,18 +167,29 @@ void test_allreduce_rules(void **) {
     s.algorithm = ADAPT2_ALLREDUCE_RABENSEIFNER;
     assert_int_equal(pick(4, false), ADAPT2_ALLREDUCE_RABENSEIFNER);  // any op: folded in rank order
     assert_int_equal(choose_allreduce(s, 8 << 20, 5, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
-    // auto: Rabenseifner's from its minimum to the ring, on 4 or at least 6 ranks
+    // auto: Rabenseifner's in its range where the ring does not apply, on 4
+    // or at least 6 ranks
     s.algorithm = ADAPT2_ALLREDUCE_AUTO;
-    s.rabenseifner_min_bytes = 64 << 10;
+    s.rabenseifner_min_bytes = 64 << 10, s.rabenseifner_max_bytes = 4 << 20;
     assert_int_equal(pick((64 << 10) - 4, true), ADAPT2_ALLREDUCE_TREE);
     assert_int_equal(pick(64 << 10, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
     assert_int_equal(pick(64 << 10, false), ADAPT2_ALLREDUCE_RABENSEIFNER);
     assert_int_equal(pick((256 << 10) - 4, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
     assert_int_equal(pick(256 << 10, true), ADAPT2_ALLREDUCE_RING);
-    assert_int_equal(pick(256 << 10, false), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(pick(256 << 10, false), ADAPT2_ALLREDUCE_RABENSEIFNER);  // no ring: rank order
+    assert_int_equal(pick(4 << 20, false), ADAPT2_ALLREDUCE_TREE);
     for (int p : {3, 5}) assert_int_equal(choose_allreduce(s, 64 << 10, p, true), ADAPT2_ALLREDUCE_TREE);
     for (int p : {6, 7, 8, 64}) assert_int_equal(choose_allreduce(s, 64 << 10, p, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
-    s.rabenseifner_min_bytes = s.ring_min_bytes;
+    // across nodes placed in blocks, before the ring; not round-robin
+    s.tree.topology = 1, s.tree.segment_size = 64 << 10;
+    const char *across = nullptr;
+    assert_int_equal(choose_allreduce(s, 64 << 10, 8, true, &across, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    assert_non_null(strstr(across, "nearest partners first"));
+    assert_int_equal(choose_allreduce(s, 1 << 20, 5, false, nullptr, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    assert_int_equal(choose_allreduce(s, 4 << 20, 8, true, nullptr, true), ADAPT2_ALLREDUCE_RING);
+    assert_int_equal(choose_allreduce(s, 1 << 20, 8, true, nullptr, false), ADAPT2_ALLREDUCE_TREE);
+    s.tree.topology = 0, s.tree.segment_size = 0;
+    s.rabenseifner_min_bytes = s.rabenseifner_max_bytes = 0;  // off
     // across nodes: the ring where nodes are in blocks and each rank's block
     // is at least a segment; the multi-level tree otherwise
     s.algorithm = ADAPT2_ALLREDUCE_AUTO;
@@ -500,7 +511,7 @@ void test_every_rule_is_named(void **) {
     adapt2_allreduce_settings_t a{};
     a.tree = defaults();
     a.ring_min_bytes = 256 << 10, a.ring_max_bytes = 8 << 20, a.recdoubling_max_bytes = 16 << 10;
-    a.recdoubling_max_ranks = 4, a.rabenseifner_min_bytes = 128 << 10;
+    a.recdoubling_max_ranks = 4, a.rabenseifner_min_bytes = 128 << 10, a.rabenseifner_max_bytes = 256 << 10;
     const char *rule = nullptr;
     for (int algorithm : {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE,
                           ADAPT2_ALLREDUCE_RABENSEIFNER}) {
@@ -514,7 +525,8 @@ void test_every_rule_is_named(void **) {
     }
     a.tree.topology = 1;
     choose_allreduce(a, 4, 4, true, &rule), name(rule, "allreduce across nodes");
-    assert_int_equal(names.size(), tree_rules + 10);
+    choose_allreduce(a, 128 << 10, 4, true, &rule, true), name(rule, "allreduce across nodes in blocks");
+    assert_int_equal(names.size(), tree_rules + 11);
     for (int algorithm : {ADAPT2_ALLGATHER_AUTO, ADAPT2_ALLGATHER_RING}) {
         a.algorithm = algorithm;
         allgather_plan(a, 4, &rule), name(rule, "allgather");
@@ -524,7 +536,7 @@ void test_every_rule_is_named(void **) {
     a.algorithm = ADAPT2_ALLGATHER_AUTO, a.multi_level_max_bytes = 1 << 20;
     allgather_plan(a, 4, &rule, CallShape{8, 4}), name(rule, "allgather across nodes");
     allgather_plan(a, 4, &rule, CallShape{8, 4, false}), name(rule, "allgather across nodes, round-robin");
-    assert_int_equal(names.size(), tree_rules + 15);
+    assert_int_equal(names.size(), tree_rules + 16);
     adapt2_call_settings_t r{};
     r.halving_max_bytes = 1 << 16;
     for (int algorithm : {ADAPT2_REDUCE_SCATTER_AUTO, ADAPT2_REDUCE_SCATTER_RING, ADAPT2_REDUCE_SCATTER_HALVING}) {
@@ -534,7 +546,7 @@ void test_every_rule_is_named(void **) {
             reduce_scatter_plan(r, bytes, false, &rule), name(rule, "reduce_scatter non-commutative");
         }
     }
-    assert_int_equal(names.size(), tree_rules + 20);
+    assert_int_equal(names.size(), tree_rules + 21);
 }
 
 // Reduce_scatter_block: recursive halving below the threshold and for

@@ -168,7 +168,8 @@ typedef struct adapt2_allreduce_settings {
     size_t ring_max_bytes;
     size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size ... */
     int recdoubling_max_ranks;    /* ... on power-of-two communicators up to this size */
-    size_t rabenseifner_min_bytes; /* allreduce auto on one node: Rabenseifner's from this size to the ring */
+    size_t rabenseifner_min_bytes; /* allreduce auto: Rabenseifner's in [min, max) (one node: below the ring) */
+    size_t rabenseifner_max_bytes;
     size_t bruck_max_bytes;       /* allgather auto: Bruck while all p blocks are below this size */
     size_t multi_level_max_bytes; /* allgather auto across nodes: multi-level below this size */
     size_t pipeline_min_bytes;    /* multi-level allgather: bundles go down as they land from this size */

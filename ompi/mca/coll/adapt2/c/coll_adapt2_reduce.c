@@ -198,6 +198,7 @@ static void describe_call(const reduction_call_t *call, adapt2_call_t *out)
         s->recdoubling_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_max_bytes);
         s->recdoubling_max_ranks = ADAPT2_INT(allreduce_recdoubling_max_ranks);
         s->rabenseifner_min_bytes = (size_t) ADAPT2_LONG(allreduce_rabenseifner_min_bytes);
+        s->rabenseifner_max_bytes = (size_t) ADAPT2_LONG(allreduce_rabenseifner_max_bytes);
     }
     mca_coll_adapt2_call_facts(&c.facts, algorithm_of(call->all), call->blocking, !ompi_op_is_intrinsic(call->op));
     *out = c;

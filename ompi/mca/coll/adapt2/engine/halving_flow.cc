@@ -19,7 +19,7 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
       units_per_block_(a.bytes / unit_ / static_cast<size_t>(a.size)),
       longer_blocks_(a.bytes / unit_ % static_cast<size_t>(a.size)),
       allreduce_(a.allreduce),
-      natural_(a.allreduce && a.op.commutative),
+      natural_(a.allreduce && a.op.commutative && !a.nearest_first),
       op_(a.op),
       input_(a.input),
       output_(a.output),

@@ -40,7 +40,10 @@
 // user's order, so it works in the user's result buffer where that is
 // contiguous host memory and borrows only the receives (measured at np 8:
 // the bit-reversed buffer's fill and delivery made 1-4 MiB 1.2-1.35x
-// slower than tuned's Rabenseifner).
+// slower than tuned's Rabenseifner). Across nodes placed in blocks the
+// nearest partners share a node, so there the exchanges go nearest first
+// whatever the op (`nearest_first`): the large early halves stay inside
+// nodes and only an eighth of the message per rank (at 8 ranks) crosses.
 #ifndef ADAPT2_ENGINE_HALVING_FLOW_H
 #define ADAPT2_ENGINE_HALVING_FLOW_H
 
@@ -58,6 +61,7 @@ struct HalvingArgs {
     int tag = 0;             // tags_needed() tags, counting down
     size_t bytes = 0;        // the p blocks together (a multiple of op.unit_bytes)
     bool allreduce = false;  // gather every block back (Rabenseifner's allreduce)
+    bool nearest_first = false;  // allreduce: the rank-order exchanges even for a commutative op
     adapt2_reduction_t op{};
     UserRange input;   // the user's p blocks into the working buffer (to = 0)
     UserRange output;  // the result's block (`from`: its offset in the user's stream); allreduce: all of it
