@@ -53,9 +53,9 @@ for np in 3 5 8; do
         --types int,double,mat2i --ops sum,matmul --counts 1,1000 --inplace=both
 done
 # Rabenseifner's: pairs when p is not a power of two, fewer elements than
-# ranks (empty blocks), commutative ops worked in the result buffer, the
-# matrix product and maxloc in rank order through the pool, derived types
-# with holes, in place, blocking and not; auto picks it at 256 KiB on 8 ranks.
+# ranks (empty blocks), the matrix product and maxloc in rank order, worked
+# in the result buffer or (derived types with holes) a pool buffer, in place,
+# blocking and not; auto picks it at 256 KiB on 8 ranks.
 for np in 3 6 8; do
     check "np $np, Rabenseifner allreduce" $np --mca mpi_param_check 0 -- \
         "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms rabenseifner \
@@ -64,8 +64,7 @@ for np in 3 6 8; do
 done
 expect_output "np 8, auto takes Rabenseifner's at 256 KiB" "allreduce of 262144 bytes: Rabenseifner" 8 8 \
     --mca coll_adapt2_verbose 20 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 65536
-# Across nodes placed in blocks: the nearest partners first (rank order, pool
-# buffer) for every op; auto picks it at 256 KiB.
+# Across nodes placed in blocks auto picks it at 256 KiB.
 expect_output "np 8, nodes block:2, auto takes Rabenseifner's, nearest partners first" \
     "allreduce of 262144 bytes: Rabenseifner.*nearest partners first" 8 8 --mca coll_adapt2_nodes block:2 \
     --mca coll_adapt2_verbose 20 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 65536

@@ -425,9 +425,9 @@ void test_recursive_doubling(void **) {
 }
 
 // Rabenseifner's: every p (pairs when p is not a power of two), fewer
-// elements than ranks (empty blocks), commutative ops in the user's buffer
-// and the matrix product in rank order (bit-reversed pool buffer), in place,
-// every layout, and completion orders where pending sends overtake.
+// elements than ranks (empty blocks), the sum and the matrix product in rank
+// order, in the user's buffer or (strided layouts) a pool buffer, in place,
+// and completion orders where pending sends overtake.
 void test_rabenseifner(void **) {
     long runs = 0;
     for (Kind kind : {Kind::sum, Kind::matmul}) {

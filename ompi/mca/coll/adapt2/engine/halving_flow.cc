@@ -19,7 +19,6 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
       units_per_block_(a.bytes / unit_ / static_cast<size_t>(a.size)),
       longer_blocks_(a.bytes / unit_ % static_cast<size_t>(a.size)),
       allreduce_(a.allreduce),
-      natural_(a.allreduce && a.op.commutative && !a.nearest_first),
       op_(a.op),
       input_(a.input),
       output_(a.output),
@@ -29,7 +28,7 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
     gathering_ = steps() - 1;
     if (bytes_ == 0) return;
     // In the user's order the result buffer itself can be the working buffer.
-    in_user_ = natural_ && output_.user.contig && !output_.user.on_device && output_.from == 0;
+    in_user_ = allreduce_ && output_.user.contig && !output_.user.on_device && output_.from == 0;
     if (in_user_) {
         work_ = output_.user.contig;
         scratch_ = scratch_bytes_ ? pool_.borrow_one(scratch_bytes_) : nullptr;
@@ -54,11 +53,8 @@ void HalvingFlow::plan() {
     int pof2 = 1;
     while (pof2 * 2 <= size_) pof2 *= 2;
     rem_ = size_ - pof2;
-    lay_out(pof2);
+    if (!allreduce_) lay_out(pof2);
     vrank_ = rank_ - rem_;
-    // Rank order: nearest partner first (bit-reversed layout); a commutative
-    // allreduce: farthest first, blocks in the user's order.
-    const int first_mask = natural_ ? pof2 / 2 : 1;
     size_t end = 0;
     if (rank_ < 2 * rem_) {
         role_ = rank_ % 2 == 0 ? kGiver : kTaker;
@@ -71,14 +67,35 @@ void HalvingFlow::plan() {
         vrank_ = rank_ / 2;
     }
     pair_folded_ = role_ != kTaker;
-    for (int mask = first_mask; mask > 0 && mask < pof2; mask = natural_ ? mask / 2 : mask * 2) {
-        steps_.push_back(exchange(vrank_, mask, &end));
+    int lo = 0, hi = pof2;  // allreduce: the virtual blocks this rank still reduces
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+        steps_.push_back(allreduce_ ? halve(vrank_, mask, &lo, &hi, &end) : exchange(vrank_, mask, &end));
     }
     scratch_bytes_ = end;
 }
 
-// Virtual block w goes at position bitrev(w) of the working buffer (at w
-// in the user's order).
+// Where virtual block w starts in the user's order (w = p': the end).
+size_t HalvingFlow::vblock_at(int w) const { return block_at(w < rem_ ? 2 * w : w + rem_); }
+
+// Allreduce: the blocks [lo, hi) this rank reduces so far are contiguous in
+// the user's order; it keeps the half that bit `mask` of its virtual rank
+// picks, and its partner the other.
+HalvingFlow::Step HalvingFlow::halve(int vrank, int mask, int *lo, int *hi, size_t *scratch_end) {
+    const int partner = vrank ^ mask, mid = *lo + (*hi - *lo) / 2;
+    const bool upper = (vrank & mask) != 0;
+    auto range = [&](int from, int to) { return Range{vblock_at(from), vblock_at(to) - vblock_at(from)}; };
+    Step s{};
+    s.peer = partner < rem_ ? 2 * partner + 1 : partner + rem_;
+    s.lower = partner < vrank;
+    s.keep = upper ? range(mid, *hi) : range(*lo, mid);
+    s.give = upper ? range(*lo, mid) : range(mid, *hi);
+    (upper ? *lo : *hi) = mid;
+    s.recv_at = *scratch_end;
+    *scratch_end += s.keep.bytes;
+    return s;
+}
+
+// Virtual block w goes at position bitrev(w) of the working buffer.
 void HalvingFlow::lay_out(int pof2) {
     int bits = 0;
     while ((1 << bits) < pof2) ++bits;
@@ -86,7 +103,7 @@ void HalvingFlow::lay_out(int pof2) {
     for (int w = 0; w < pof2; ++w) {
         int r = 0;
         for (int b = 0; b < bits; ++b) r |= ((w >> b) & 1) << (bits - 1 - b);
-        at_position[natural_ ? w : r] = w;
+        at_position[r] = w;
     }
     at_.assign(pof2, 0);
     size_t offset = 0;
@@ -112,8 +129,7 @@ HalvingFlow::Range HalvingFlow::span(int pof2, int bits, int value) const {
 // Exchange with virtual rank vrank ^ mask; its receive goes at *scratch_end.
 HalvingFlow::Step HalvingFlow::exchange(int vrank, int mask, size_t *scratch_end) {
     const int pof2 = size_ - rem_, partner = vrank ^ mask;
-    // the bits that the exchanges so far and this one have fixed
-    const int bits = natural_ ? (pof2 - 1) & ~(mask - 1) : 2 * mask - 1;
+    const int bits = 2 * mask - 1;  // those the exchanges so far and this one have fixed
     Step s{};
     s.peer = partner < rem_ ? 2 * partner + 1 : partner + rem_;
     s.lower = partner < vrank;
@@ -129,7 +145,7 @@ HalvingFlow::Step HalvingFlow::exchange(int vrank, int mask, size_t *scratch_end
 
 // The user's blocks into the working buffer, in its order.
 void HalvingFlow::fill() {
-    if (natural_) {
+    if (allreduce_) {
         if (input_.user.contig == work_ && input_.from == 0) return;  // in place, in the result
         const UserRange all{input_.user, input_.from, 0, bytes_};
         const int rc = copy_into_work(all, work_);
@@ -288,15 +304,12 @@ void HalvingFlow::gather() {
     }
 }
 
-// Every block, from the working buffer's order to the user's.
+// The whole result (in the user's order) to the user's buffer.
 void HalvingFlow::deliver_all(const char *blocks) {
     done_ = true;
     if (blocks == output_.user.contig) return;  // the result is where it belongs
-    for (int w = 0; w < static_cast<int>(at_.size()); ++w) {
-        const Range r = vblock(w);
-        const int rc = copy_to_user(output_, output_.from + r.offset, blocks + at_[w], r.bytes);
-        if (rc != 0) return schedule_.fail_conversion(rc, "unpacking the allreduce's result", r.offset, r.bytes);
-    }
+    const int rc = copy_to_user(output_, output_.from, blocks, bytes_);
+    if (rc != 0) schedule_.fail_conversion(rc, "unpacking the allreduce's result", output_.from, bytes_);
 }
 
 void HalvingFlow::finish() {

@@ -30,20 +30,24 @@
 // exchange k's halving send has completed: it read them). It holds every
 // block after exchange 0; a taker sends them all to its giver.
 //
-// The working buffer holds the virtual blocks in bit-reversed order (block w
-// at position bitrev(w)), the same on every rank: then the blocks of each
-// exchange, kept or sent, are one contiguous range, sent from where they lie
-// and folded by one combine. The flow borrows the p blocks plus what its
-// exchanges receive (less than the p blocks again). A commutative allreduce
-// needs no rank order: its exchanges go farthest partner first (distance
-// p'/2 down to 1), which keeps each exchange's blocks contiguous in the
-// user's order, so it works in the user's result buffer where that is
-// contiguous host memory and borrows only the receives (measured at np 8:
-// the bit-reversed buffer's fill and delivery made 1-4 MiB 1.2-1.35x
-// slower than tuned's Rabenseifner). Across nodes placed in blocks the
-// nearest partners share a node, so there the exchanges go nearest first
-// whatever the op (`nearest_first`): the large early halves stay inside
-// nodes and only an eighth of the message per rank (at 8 ranks) crosses.
+// A reduce-scatter's working buffer holds the virtual blocks in bit-reversed
+// order (block w at position bitrev(w)), the same on every rank: then the
+// blocks of each exchange, kept or sent, are one contiguous range, sent from
+// where they lie and folded by one combine, and v ends with block v. The flow
+// borrows the p blocks plus what its exchanges receive (less than the p
+// blocks again).
+//
+// An allreduce does not care which rank ends with which block, so it keeps
+// the user's order: the blocks a rank still reduces are one range, and
+// exchange k halves it, bit k of v picking the half (v ends with block
+// bitrev(v)); the groups folded are the same consecutive ranks. It works in
+// the user's result buffer where that is contiguous host memory, borrows
+// only its receives (the bit-reversed buffer's extra fill and delivery had
+// made it 1.2-1.35x slower than tuned's Rabenseifner at 1-4 MiB, np 8), and
+// keeps no per-block table (p entries per rank had made the simulator's
+// memory grow as p^2). Nearest partners first also keeps the large early
+// halves inside nodes where ranks are placed in blocks: at 8 ranks, 2 per
+// node, a rank sends 3/8 of the message across, not 7/8.
 #ifndef ADAPT2_ENGINE_HALVING_FLOW_H
 #define ADAPT2_ENGINE_HALVING_FLOW_H
 
@@ -61,7 +65,6 @@ struct HalvingArgs {
     int tag = 0;             // tags_needed() tags, counting down
     size_t bytes = 0;        // the p blocks together (a multiple of op.unit_bytes)
     bool allreduce = false;  // gather every block back (Rabenseifner's allreduce)
-    bool nearest_first = false;  // allreduce: the rank-order exchanges even for a commutative op
     adapt2_reduction_t op{};
     UserRange input;   // the user's p blocks into the working buffer (to = 0)
     UserRange output;  // the result's block (`from`: its offset in the user's stream); allreduce: all of it
@@ -101,6 +104,8 @@ private:
     void lay_out(int pof2);
     Range span(int pof2, int bits, int value) const;
     Step exchange(int vrank, int mask, size_t *scratch_end);
+    size_t vblock_at(int w) const;
+    Step halve(int vrank, int mask, int *lo, int *hi, size_t *scratch_end);
     void fill();
     void begin(int k);
     void try_fold();
@@ -123,8 +128,7 @@ private:
     size_t bytes_;
     size_t unit_, units_per_block_, longer_blocks_;  // the first longer_blocks_ blocks: one unit more
     bool allreduce_;
-    bool natural_;           // a commutative allreduce: the blocks in the user's order (farthest partner first)
-    bool in_user_ = false;   // ... and work_ is the user's result buffer
+    bool in_user_ = false;   // allreduce: work_ is the user's result buffer
     adapt2_reduction_t op_;
     UserRange input_, output_;
     BufferPool &pool_;
@@ -132,7 +136,7 @@ private:
     char *scratch_ = nullptr;  // receives; the pair's message first (a taker: the giver's
                                // input; a giver: its block back)
     size_t scratch_bytes_ = 0;
-    std::vector<size_t> at_;              // in work_: virtual block w's offset (bit-reversed order)
+    std::vector<size_t> at_;              // reduce-scatter: in work_, virtual block w's offset (bit-reversed order)
     const char *layout_error_ = nullptr;  // an exchange's blocks are not contiguous (a bug)
     std::vector<Step> steps_;
     std::vector<uint8_t> arrived_;  // exchange k's halving data; allreduce: then its doubling data

@@ -248,12 +248,11 @@ void add_recdoubling(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own,
     schedule.add_flow<RecDoublingFlow>(a, comm.pool());
 }
 
-// Rabenseifner's: recursive halving then doubling in a pool buffer (the
-// blocks lie in the exchanges' order there, not the user's).
+// Rabenseifner's: recursive halving then doubling, in the result buffer (or
+// a pool buffer where that is not contiguous host memory).
 void add_rabenseifner(Schedule &schedule, Comm &comm, const adapt2_buffer_t &own, const adapt2_buffer_t &result,
-                      bool in_place, const adapt2_reduction_t &op, int tag, bool across_nodes) {
+                      bool in_place, const adapt2_reduction_t &op, int tag) {
     HalvingArgs a;
-    a.nearest_first = across_nodes;
     a.rank = comm.rank();
     a.size = comm.size();
     a.tag = tag;
@@ -296,7 +295,7 @@ int start_allreduce(Comm &comm, const adapt2_call_t &call, const CallPlan &plann
         if (algorithm == ADAPT2_ALLREDUCE_RING) {
             add_ring(*schedule, comm, own, result, in_place, op, tag, settings);
         } else if (algorithm == ADAPT2_ALLREDUCE_RABENSEIFNER) {
-            add_rabenseifner(*schedule, comm, own, result, in_place, op, tag, settings.tree.topology != 0);
+            add_rabenseifner(*schedule, comm, own, result, in_place, op, tag);
         } else {
             add_recdoubling(*schedule, comm, own, result, in_place, op, tag);
         }
