@@ -424,15 +424,16 @@ void test_recursive_doubling(void **) {
     }
 }
 
-// Rabenseifner's: every p (pairs when p is not a power of two), fewer
-// elements than ranks (empty blocks), the sum and the matrix product in rank
-// order, in the user's buffer or (strided layouts) a pool buffer, in place,
+// Rabenseifner's: every p (pairs when p is not a power of two: the sum's
+// pair splits the work, the matrix product's giver hands over all of it),
+// fewer elements than ranks (empty blocks), messages past the fake's eager
+// size, in the user's buffer or (strided layouts) a pool buffer, in place,
 // and completion orders where pending sends overtake.
 void test_rabenseifner(void **) {
     long runs = 0;
     for (Kind kind : {Kind::sum, Kind::matmul}) {
         for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}) {
-            for (size_t elems : {size_t{1}, size_t{5}, size_t{33}}) {
+            for (size_t elems : {size_t{1}, size_t{5}, size_t{33}, size_t{300}}) {
                 for (auto net : completion_orders(2)) {
                     for (Layout layout : kLayouts) {
                         Case c;

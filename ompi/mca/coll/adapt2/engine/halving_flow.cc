@@ -19,6 +19,8 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
       units_per_block_(a.bytes / unit_ / static_cast<size_t>(a.size)),
       longer_blocks_(a.bytes / unit_ % static_cast<size_t>(a.size)),
       allreduce_(a.allreduce),
+      split_pair_(a.allreduce && a.op.commutative),
+      half_(unit_ * (a.bytes / unit_ / 2)),
       op_(a.op),
       input_(a.input),
       output_(a.output),
@@ -27,8 +29,9 @@ HalvingFlow::HalvingFlow(Schedule &schedule, int id, const HalvingArgs &a, Buffe
     arrived_.assign(2 * steps_.size(), 0);
     gathering_ = steps() - 1;
     if (bytes_ == 0) return;
-    // In the user's order the result buffer itself can be the working buffer.
-    in_user_ = allreduce_ && output_.user.contig && !output_.user.on_device && output_.from == 0;
+    // In the user's order the result buffer itself can be the working buffer
+    // (not a giver's: the result lands while its sends may still read it).
+    in_user_ = allreduce_ && role_ != kGiver && output_.user.contig && !output_.user.on_device && output_.from == 0;
     if (in_user_) {
         work_ = output_.user.contig;
         scratch_ = scratch_bytes_ ? pool_.borrow_one(scratch_bytes_) : nullptr;
@@ -58,12 +61,13 @@ void HalvingFlow::plan() {
     size_t end = 0;
     if (rank_ < 2 * rem_) {
         role_ = rank_ % 2 == 0 ? kGiver : kTaker;
-        // a giver: its block back (allreduce: all of them); a taker: the giver's p blocks
-        end = role_ == kGiver && !allreduce_ ? block_bytes(rank_) : bytes_;
+        // a giver: its block back (allreduce: all of them); a taker: the giver's
+        // p blocks (split: its upper half)
         if (role_ == kGiver) {
-            scratch_bytes_ = end;
+            scratch_bytes_ = allreduce_ ? bytes_ : block_bytes(rank_);
             return;
         }
+        end = split_pair_ ? bytes_ - half_ : bytes_;
         vrank_ = rank_ / 2;
     }
     pair_folded_ = role_ != kTaker;
@@ -168,15 +172,8 @@ void HalvingFlow::start() {
     if (layout_error_) return schedule_.fail_call(ADAPT2_STATUS_INTERNAL_ERROR, "internal error: %s", layout_error_);
     fill();
     if (schedule_.failed()) return;
-    const int pair = pair_message();
-    if (role_ == kGiver) {
-        schedule_.post_recv(scratch_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
-        schedule_.post_send(work_, rank_ + 1, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
-        return;
-    }
-    if (role_ == kTaker) {
-        schedule_.post_recv(scratch_, rank_ - 1, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
-    }
+    if (role_ != kPlain) start_pair();
+    if (role_ == kGiver) return;
     for (size_t k = 0; k < steps_.size(); ++k) {
         const Step &s = steps_[k];
         schedule_.post_recv(scratch_ + s.recv_at, s.peer, tag_,
@@ -199,15 +196,10 @@ void HalvingFlow::on_complete(Op &op) {
     const int k = op.segment;
     schedule_.return_op(&op);
     if (schedule_.failed()) return;
+    if (k == pair_message() || k == pair_result_message()) return on_pair_message(received, k);
     if (!received) {
         if (allreduce_ && k < steps()) post_gather_recv(k);
         return;
-    }
-    if (k == pair_message()) {
-        if (role_ == kGiver) return allreduce_ ? deliver_all(scratch_) : deliver(scratch_);
-        fold_pair();
-        begin(0);
-        return try_fold();
     }
     arrived_[k < pair_message() ? k : k - 1] = 1;  // exchange k's halving, or k - steps() - 1's doubling
     if (k < pair_message()) return try_fold();
@@ -227,10 +219,60 @@ void HalvingFlow::try_fold() {
     }
 }
 
-// The taker: the giver's input (lower rank) on the left of its own.
-void HalvingFlow::fold_pair() {
-    combine_on_left(scratch_, work_, bytes_, pair_message());
+// The pair's first messages. Rank order: the giver's whole input to the
+// taker. A commutative allreduce splits the work as MPICH does: each folds
+// one half (the giver the lower), the giver sends its folded half on, and
+// the taker goes on with the whole folded input.
+void HalvingFlow::start_pair() {
+    const int pair = pair_message(), peer = role_ == kGiver ? rank_ + 1 : rank_ - 1;
+    const bool giver = role_ == kGiver;
+    if (!split_pair_) {
+        if (giver) schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
+        if (giver) schedule_.post_send(work_, peer, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
+        if (!giver) schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
+        return;
+    }
+    const size_t mine = giver ? half_ : bytes_ - half_, theirs = bytes_ - mine;
+    schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, mine));
+    schedule_.post_send(work_ + (giver ? half_ : 0), peer, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, theirs));
+}
+
+// The pair's messages: its half or whole input arrived, or the giver's folded
+// half (split), or the result back at the giver; a split taker's own half has
+// left, so the giver's folded half may land there.
+void HalvingFlow::on_pair_message(bool received, int k) {
+    const bool taker = role_ == kTaker;
+    if (!received) {
+        if (taker && split_pair_ && k == pair_message()) {
+            schedule_.post_recv(work_, rank_ - 1, tag_ - 2,
+                                schedule_.take_op(id_, Op::kRecv, pair_result_message(), 0, half_));
+        }
+        return;
+    }
+    if (!taker && (k == pair_result_message() || !split_pair_)) {
+        return allreduce_ ? deliver_all(scratch_) : deliver(scratch_);
+    }
+    if (!taker) {  // split: fold the lower half, send it on, await the result
+        combine_on_left(scratch_, work_, half_, k);
+        schedule_.post_recv(scratch_, rank_ + 1, tag_ - 2,
+                            schedule_.take_op(id_, Op::kRecv, pair_result_message(), 0, bytes_));
+        schedule_.post_send(work_, rank_ + 1, tag_ - 2,
+                            schedule_.take_op(id_, Op::kSend, pair_result_message(), 0, half_));
+        return;
+    }
+    if (k == pair_result_message()) {
+        pair_halves_ |= 2;
+    } else if (split_pair_) {
+        combine_on_left(scratch_, work_ + half_, bytes_ - half_, k);
+        pair_halves_ |= 1;
+    } else {
+        combine_on_left(scratch_, work_, bytes_, k);  // the giver's input (lower rank) on the left
+        pair_halves_ = 3;
+    }
+    if (pair_halves_ != 3 || schedule_.failed()) return;
     pair_folded_ = true;
+    begin(0);
+    try_fold();
 }
 
 void HalvingFlow::fold(int k) {
@@ -288,7 +330,8 @@ void HalvingFlow::gather() {
         const int k = gathering_;
         if (k < 0) {
             if (role_ == kTaker) {
-                schedule_.post_send(work_, rank_ - 1, tag_, schedule_.take_op(id_, Op::kSend, pair_message(), 0, bytes_));
+                const int tag = split_pair_ ? tag_ - 2 : tag_, id = split_pair_ ? pair_result_message() : pair_message();
+                schedule_.post_send(work_, rank_ - 1, tag, schedule_.take_op(id_, Op::kSend, id, 0, bytes_));
             }
             return deliver_all(work_);
         }

@@ -11,7 +11,10 @@
 // hands its whole input to the odd one after it (a taker), which folds it on
 // the left, and gets its own block back at the end. The taker and the other
 // ranks are the virtual ranks 0..p'-1 in rank order (p' = p - rem); virtual
-// block w is the blocks of virtual rank w's real ranks (two for a taker).
+// block w is the blocks of virtual rank w's real ranks (two for a taker). A
+// commutative allreduce's pair splits that work instead (as MPICH's does):
+// each folds half of the two inputs, the giver sends its folded half on, and
+// the taker goes on with the whole (a whole message less on the critical path).
 //
 // Exchange k (distance m = 2^k) pairs virtual ranks v and v ^ m: v sends the
 // virtual blocks w = v ^ m (mod 2m), which its partner keeps, and folds what
@@ -73,9 +76,9 @@ struct HalvingArgs {
 class HalvingFlow final : public Flow {
 public:
     // Between two ranks at most one message each way per phase: one tag, and
-    // one more for the doubling (pml ucx lets a later send overtake a pending
-    // one of the same tag).
-    static int tags_needed(bool allreduce = false) { return allreduce ? 2 : 1; }
+    // for an allreduce one more for the doubling and one for the pair's second
+    // messages (pml ucx lets a later send overtake a pending one of the same tag).
+    static int tags_needed(bool allreduce = false) { return allreduce ? 3 : 1; }
 
     HalvingFlow(Schedule &schedule, int id, const HalvingArgs &args, BufferPool &pool);
 
@@ -109,7 +112,8 @@ private:
     void fill();
     void begin(int k);
     void try_fold();
-    void fold_pair();
+    void start_pair();
+    void on_pair_message(bool received, int k);
     void fold(int k);
     void combine_on_left(const char *left, char *acc, size_t bytes, int k);
     int vrank_ = 0;
@@ -121,6 +125,7 @@ private:
     int steps() const { return static_cast<int>(steps_.size()); }
     int pair_message() const { return steps(); }                         // Op::segment of the pair's
     int gather_message(int k) const { return steps() + 1 + k; }          // ... of exchange k's doubling
+    int pair_result_message() const { return 2 * steps() + 1; }  // ... of the pair's second messages
 
     int rank_, size_, tag_;
     int rem_ = 0;  // ranks that pair up: 2 * rem_
@@ -128,6 +133,8 @@ private:
     size_t bytes_;
     size_t unit_, units_per_block_, longer_blocks_;  // the first longer_blocks_ blocks: one unit more
     bool allreduce_;
+    bool split_pair_;  // a commutative allreduce: giver and taker each fold half of the pair's input
+    size_t half_;      // ... the lower half's bytes (whole units)
     bool in_user_ = false;   // allreduce: work_ is the user's result buffer
     adapt2_reduction_t op_;
     UserRange input_, output_;
@@ -141,6 +148,7 @@ private:
     std::vector<Step> steps_;
     std::vector<uint8_t> arrived_;  // exchange k's halving data; allreduce: then its doubling data
     bool pair_folded_ = false;  // taker: the giver's input is folded in (or no pair)
+    int pair_halves_ = 0;       // taker: 1 its upper half folded, 2 the giver's lower half here
     int begun_ = 0;             // exchanges whose send is posted
     int folded_ = 0;            // exchanges folded
     bool halved_ = false;       // every exchange is folded
