@@ -513,8 +513,8 @@ void test_every_rule_is_named(void **) {
     a.ring_min_bytes = 256 << 10, a.ring_max_bytes = 8 << 20, a.recdoubling_max_bytes = 16 << 10;
     a.recdoubling_max_ranks = 4, a.rabenseifner_min_bytes = 128 << 10, a.rabenseifner_max_bytes = 256 << 10;
     const char *rule = nullptr;
-    for (int algorithm : {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE,
-                          ADAPT2_ALLREDUCE_RABENSEIFNER}) {
+    for (int algorithm :
+         {ADAPT2_ALLREDUCE_RING, ADAPT2_ALLREDUCE_RECDOUBLING, ADAPT2_ALLREDUCE_TREE, ADAPT2_ALLREDUCE_RABENSEIFNER}) {
         a.algorithm = algorithm;
         choose_allreduce(a, 4, 4, true, &rule), name(rule, "allreduce forced");
         choose_allreduce(a, 4, 4, false, &rule), name(rule, "allreduce forced, not possible");

@@ -97,10 +97,10 @@ struct Case {
         std::snprintf(b, sizeof b,
                       "%s kind=%d p=%d root=%d elems=%zu alg=%d seg=%zu win=%d:%d strided=%d%s inplace=%d "
                       "repro=%d 3buf=%d pool=%zu order=%d overtake=%d seed=%llu",
-                      allreduce ? (ring          ? "ring allreduce"
-                                   : recdoubling ? "recdoubling allreduce"
+                      allreduce ? (ring           ? "ring allreduce"
+                                   : recdoubling  ? "recdoubling allreduce"
                                    : rabenseifner ? "rabenseifner allreduce"
-                                                 : "allreduce")
+                                                  : "allreduce")
                                 : "reduce",
                       static_cast<int>(kind), p, root, elems, algorithm, segment, recv_window, send_window, strided,
                       mixed ? " (odd ranks)" : "", in_place, reproducible, three_buffer, pool_max,
@@ -180,10 +180,10 @@ std::vector<char> run_case(const Case &c) {
         if (c.allreduce) {
             adapt2_allreduce_settings_t s{};
             s.tree = tree;
-            s.algorithm = c.ring          ? ADAPT2_ALLREDUCE_RING
-                          : c.recdoubling ? ADAPT2_ALLREDUCE_RECDOUBLING
+            s.algorithm = c.ring           ? ADAPT2_ALLREDUCE_RING
+                          : c.recdoubling  ? ADAPT2_ALLREDUCE_RECDOUBLING
                           : c.rabenseifner ? ADAPT2_ALLREDUCE_RABENSEIFNER
-                                          : ADAPT2_ALLREDUCE_TREE;
+                                           : ADAPT2_ALLREDUCE_TREE;
             s.reproducible = c.reproducible;
             rc = start_allreduce(world.comm(r), own, result, c.in_place, op, 100, s, on_done, &k.done);
         } else {

@@ -139,9 +139,9 @@ typedef struct adapt2_reduce_settings {
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
 typedef enum adapt2_allreduce_algorithm {
     ADAPT2_ALLREDUCE_AUTO = 0,
-    ADAPT2_ALLREDUCE_TREE,        /* reduce up a tree fused with a broadcast down it */
-    ADAPT2_ALLREDUCE_RING,        /* reduce-scatter then allgather around a ring */
-    ADAPT2_ALLREDUCE_RECDOUBLING, /* log2(p) exchanges of the whole buffer */
+    ADAPT2_ALLREDUCE_TREE,         /* reduce up a tree fused with a broadcast down it */
+    ADAPT2_ALLREDUCE_RING,         /* reduce-scatter then allgather around a ring */
+    ADAPT2_ALLREDUCE_RECDOUBLING,  /* log2(p) exchanges of the whole buffer */
     ADAPT2_ALLREDUCE_RABENSEIFNER, /* reduce-scatter by recursive halving, allgather by doubling */
 } adapt2_allreduce_algorithm_t;
 
@@ -166,8 +166,8 @@ typedef struct adapt2_allreduce_settings {
                               adapt2_allgather_algorithm_t or adapt2_reduce_scatter_algorithm_t */
     size_t ring_min_bytes; /* allreduce auto: the ring for messages in [min, max) bytes */
     size_t ring_max_bytes;
-    size_t recdoubling_max_bytes; /* allreduce auto: recursive doubling below this size ... */
-    int recdoubling_max_ranks;    /* ... on power-of-two communicators up to this size */
+    size_t recdoubling_max_bytes;  /* allreduce auto: recursive doubling below this size ... */
+    int recdoubling_max_ranks;     /* ... on power-of-two communicators up to this size */
     size_t rabenseifner_min_bytes; /* allreduce auto: Rabenseifner's in [min, max) (one node: below the ring) */
     size_t rabenseifner_max_bytes;
     size_t bruck_max_bytes;       /* allgather auto: Bruck while all p blocks are below this size */

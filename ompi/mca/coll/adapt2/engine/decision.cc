@@ -227,8 +227,9 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     // Emulated cluster, 4 x 2 ranks, 1 Gbit/s (docs/measurements.md): 0.73-
     // 0.86x the ring's or tree's time at 256 KiB-2 MiB, even at 4 MiB, the
     // ring faster at 8 MiB; about tuned's own choice's time.
-    why = "auto, across nodes placed in blocks, in [allreduce_rabenseifner_min_bytes, "
-          "allreduce_rabenseifner_max_bytes): Rabenseifner's (nearest partners first)";
+    why =
+        "auto, across nodes placed in blocks, in [allreduce_rabenseifner_min_bytes, "
+        "allreduce_rabenseifner_max_bytes): Rabenseifner's (nearest partners first)";
     const bool rabenseifner_sizes = bytes >= s.rabenseifner_min_bytes && bytes < s.rabenseifner_max_bytes;
     if (s.tree.topology && nodes_in_blocks && rabenseifner_sizes) return ADAPT2_ALLREDUCE_RABENSEIFNER;
     // Across nodes placed in blocks (each node's ranks consecutive) the ring

@@ -227,7 +227,8 @@ void HalvingFlow::start_pair() {
     const int pair = pair_message(), peer = role_ == kGiver ? rank_ + 1 : rank_ - 1;
     const bool giver = role_ == kGiver;
     if (!split_pair_) {
-        if (giver) schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
+        if (giver)
+            schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
         if (giver) schedule_.post_send(work_, peer, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
         if (!giver) schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
         return;
@@ -330,7 +331,8 @@ void HalvingFlow::gather() {
         const int k = gathering_;
         if (k < 0) {
             if (role_ == kTaker) {
-                const int tag = split_pair_ ? tag_ - 2 : tag_, id = split_pair_ ? pair_result_message() : pair_message();
+                const int tag = split_pair_ ? tag_ - 2 : tag_,
+                          id = split_pair_ ? pair_result_message() : pair_message();
                 schedule_.post_send(work_, rank_ - 1, tag, schedule_.take_op(id_, Op::kSend, id, 0, bytes_));
             }
             return deliver_all(work_);

@@ -123,8 +123,8 @@ private:
     void gather();
     void deliver_all(const char *blocks);
     int steps() const { return static_cast<int>(steps_.size()); }
-    int pair_message() const { return steps(); }                         // Op::segment of the pair's
-    int gather_message(int k) const { return steps() + 1 + k; }          // ... of exchange k's doubling
+    int pair_message() const { return steps(); }                 // Op::segment of the pair's
+    int gather_message(int k) const { return steps() + 1 + k; }  // ... of exchange k's doubling
     int pair_result_message() const { return 2 * steps() + 1; }  // ... of the pair's second messages
 
     int rank_, size_, tag_;
@@ -133,9 +133,9 @@ private:
     size_t bytes_;
     size_t unit_, units_per_block_, longer_blocks_;  // the first longer_blocks_ blocks: one unit more
     bool allreduce_;
-    bool split_pair_;  // a commutative allreduce: giver and taker each fold half of the pair's input
-    size_t half_;      // ... the lower half's bytes (whole units)
-    bool in_user_ = false;   // allreduce: work_ is the user's result buffer
+    bool split_pair_;       // a commutative allreduce: giver and taker each fold half of the pair's input
+    size_t half_;           // ... the lower half's bytes (whole units)
+    bool in_user_ = false;  // allreduce: work_ is the user's result buffer
     adapt2_reduction_t op_;
     UserRange input_, output_;
     BufferPool &pool_;
@@ -147,14 +147,14 @@ private:
     const char *layout_error_ = nullptr;  // an exchange's blocks are not contiguous (a bug)
     std::vector<Step> steps_;
     std::vector<uint8_t> arrived_;  // exchange k's halving data; allreduce: then its doubling data
-    bool pair_folded_ = false;  // taker: the giver's input is folded in (or no pair)
-    int pair_halves_ = 0;       // taker: 1 its upper half folded, 2 the giver's lower half here
-    int begun_ = 0;             // exchanges whose send is posted
-    int folded_ = 0;            // exchanges folded
-    bool halved_ = false;       // every exchange is folded
-    int gathering_ = -1;        // allreduce: the doubling exchange under way (then lower ones)
-    bool gather_sent_ = false;  // ... its send is posted
-    bool done_ = false;         // the result's block is delivered
+    bool pair_folded_ = false;      // taker: the giver's input is folded in (or no pair)
+    int pair_halves_ = 0;           // taker: 1 its upper half folded, 2 the giver's lower half here
+    int begun_ = 0;                 // exchanges whose send is posted
+    int folded_ = 0;                // exchanges folded
+    bool halved_ = false;           // every exchange is folded
+    int gathering_ = -1;            // allreduce: the doubling exchange under way (then lower ones)
+    bool gather_sent_ = false;      // ... its send is posted
+    bool done_ = false;             // the result's block is delivered
 };
 
 }  // namespace adapt2
