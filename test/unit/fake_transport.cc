@@ -126,6 +126,20 @@ void FakeNetwork::finish(const Completion &c) {
     c.op->owner->complete(c.op, 0);
 }
 
+long FakeNetwork::fail_unmatched_receives(int status) {
+    long failed = 0;
+    for (auto &entry : recvs_) {
+        for (const Recv &r : entry.second) {
+            --recvs_in_flight_[r.dst];
+            ++failed;
+            r.op->owner->complete(r.op, status);
+        }
+        entry.second.clear();
+    }
+    run();
+    return failed;
+}
+
 long FakeNetwork::run() {
     long delivered = 0;
     while (!pending_.empty()) {

@@ -47,6 +47,9 @@ public:
 
     // Delivers held-back completions until none is left; returns how many.
     long run();
+    // Completes every receive still unmatched with `status` (as a job abort
+    // would end them), then runs; returns how many there were.
+    long fail_unmatched_receives(int status);
 
     // Bookkeeping the tests assert on.
     long posted() const { return posted_; }

@@ -6,6 +6,7 @@
 // budget overrun (a flow's max_ops() under-counting) fails the call with a
 // message instead of overrunning memory.
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -150,16 +151,58 @@ void test_operation_budget_overrun_fails_the_call(void **) {
     schedule->add_flow<GreedyFlow>();
     schedule->start();
     assert_int_equal(GreedyFlow::posted_, 1);  // the second take found none and posted nothing
-    assert_int_equal(r.calls, 0);              // the posted receive is still in flight
+    // reported at once, though the posted receive is still in flight
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.status, ADAPT2_STATUS_INTERNAL_ERROR);
+    assert_true(contains(r.why, "reduce #5"));
+    assert_true(contains(r.why, "more than the 1 operations it reserved (max_ops() under-counts)"));
     Comm peer(net.endpoint(1), 1, 2, 1 << 20);
     std::vector<char> one(1, 1);
     Report p;
     assert_int_equal(start_bcast(peer, contiguous_buffer(one.data(), 1), 1, 7, binomial_segments(0), on_report, &p), 0);
     net.run();
-    assert_int_equal(r.calls, 1);
-    assert_int_equal(r.status, ADAPT2_STATUS_INTERNAL_ERROR);
-    assert_true(contains(r.why, "reduce #5"));
-    assert_true(contains(r.why, "more than the 1 operations it reserved (max_ops() under-counts)"));
+    assert_int_equal(r.calls, 1);  // not again when the receive completes
+}
+
+int failing_combine(void *, const void *, void *, size_t) { return -5; }
+
+// A reduction operation that fails in Rabenseifner's allreduce: each rank's
+// call fails once, at once, naming the rank, the call and the operation,
+// though receives it posted ahead (the doubling's, from a peer that failed
+// too) will never complete: it must not wait for them.
+void test_combine_failure_in_rabenseifner(void **) {
+    const int p = 4;
+    const size_t bytes = 4096;
+    FakeNetwork net(p, {});
+    std::vector<std::unique_ptr<Comm>> comms;
+    std::vector<std::vector<char>> in(p, std::vector<char>(bytes, 1)), out(p, std::vector<char>(bytes, 0));
+    std::vector<Report> reports(p);
+    adapt2_allreduce_settings_t s{};
+    s.algorithm = ADAPT2_ALLREDUCE_RABENSEIFNER;
+    const adapt2_reduction_t op{4, 1, nullptr, failing_combine, nullptr, 0, 0};
+    for (int r = 0; r < p; ++r) {
+        comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, 1 << 20));
+        assert_int_equal(start_allreduce(*comms[r], contiguous_buffer(in[r].data(), bytes),
+                                         contiguous_buffer(out[r].data(), bytes), false, op, 9, s, on_report,
+                                         &reports[r]),
+                         0);
+    }
+    net.run();
+    for (int r = 0; r < p; ++r) {
+        const std::string rank = "rank " + std::to_string(r) + " of 4";
+        assert_int_equal(reports[r].calls, 1);
+        assert_int_equal(reports[r].status, -5);
+        assert_true(contains(reports[r].why, rank.c_str()));
+        assert_true(contains(reports[r].why, "allreduce #0 of 4096 bytes"));
+        assert_true(contains(reports[r].why, "the reduction operation failed on 512 elements"));  // half of 1024
+    }
+    // The receives left end (as an abort would end them): each call then
+    // finishes, without a second report, and gives its buffers back.
+    assert_true(net.fail_unmatched_receives(-1) > 0);
+    for (int r = 0; r < p; ++r) {
+        assert_int_equal(reports[r].calls, 1);
+        assert_int_equal(comms[r]->pool().bytes_lent(), 0);
+    }
 }
 
 }  // namespace
@@ -170,6 +213,7 @@ int main() {
         cmocka_unit_test(test_unpack_failure_on_receiver),
         cmocka_unit_test(test_transport_errors_named),
         cmocka_unit_test(test_operation_budget_overrun_fails_the_call),
+        cmocka_unit_test(test_combine_failure_in_rabenseifner),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

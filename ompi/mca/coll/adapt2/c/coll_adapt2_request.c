@@ -116,6 +116,7 @@ mca_coll_adapt2_request_t *mca_coll_adapt2_request_new(ompi_communicator_t *comm
     req->unit_type = NULL;
     req->unit_true_lb = 0;
     req->state = 0;
+    req->done_status = req->finished_status = 0;
     req->deferred = 0;
     req->grace = NULL;
     req->next_deferred = NULL;
@@ -203,8 +204,8 @@ void mca_coll_adapt2_request_done(void *request, int status)
 void mca_coll_adapt2_request_finished(void *request, int status)
 {
     mca_coll_adapt2_request_t *req = (mca_coll_adapt2_request_t *) request;
-    if (status < 0) {
-        engine_failed(req, status); /* a detached call's; others failed in done */
+    if (status < 0 && req->done_status >= 0) {
+        engine_failed(req, status); /* a detached call's; others said so in done */
     }
     req->finished_status = status;
     if (mca_coll_adapt2_progress_must_defer()) {

@@ -226,11 +226,13 @@ void HalvingFlow::try_fold() {
 void HalvingFlow::start_pair() {
     const int pair = pair_message(), peer = role_ == kGiver ? rank_ + 1 : rank_ - 1;
     const bool giver = role_ == kGiver;
+    if (!split_pair_ && giver) {  // its block (allreduce: the result) back, for its input
+        schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
+        schedule_.post_send(work_, peer, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
+        return;
+    }
     if (!split_pair_) {
-        if (giver)
-            schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, scratch_bytes_));
-        if (giver) schedule_.post_send(work_, peer, tag_, schedule_.take_op(id_, Op::kSend, pair, 0, bytes_));
-        if (!giver) schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
+        schedule_.post_recv(scratch_, peer, tag_, schedule_.take_op(id_, Op::kRecv, pair, 0, bytes_));
         return;
     }
     const size_t mine = giver ? half_ : bytes_ - half_, theirs = bytes_ - mine;
@@ -255,6 +257,7 @@ void HalvingFlow::on_pair_message(bool received, int k) {
     }
     if (!taker) {  // split: fold the lower half, send it on, await the result
         combine_on_left(scratch_, work_, half_, k);
+        if (schedule_.failed()) return;
         schedule_.post_recv(scratch_, rank_ + 1, tag_ - 2,
                             schedule_.take_op(id_, Op::kRecv, pair_result_message(), 0, bytes_));
         schedule_.post_send(work_, rank_ + 1, tag_ - 2,

@@ -320,16 +320,18 @@ void Schedule::note_failed_op(const Op &op) {
 }
 
 // Detaches: the caller gets its buffers back while the flows go on sending
-// from their private copies.
+// from their private copies. A failed call reports at once: receives posted
+// ahead (from peers that failed too, or wait on this rank) may never
+// complete, and a rank that waited for them would hang instead of saying why.
 void Schedule::report_if_locally_done() {
-    if (reported_ || failed() || in_flight_ == 0) return;  // nothing left: finish() reports
+    if (reported_ || in_flight_ == 0) return;  // nothing left: finish() reports
+    if (failed()) return report(error_);
     for (const Flow *f : flows_) {
         if (!f->locally_done()) return;
     }
-    reported_ = true;
     if (tracer_) trace(TraceKind::call_detached, 0, 0, -1, 0);
     count(Counter::detached_calls, 1);
-    done_(done_ctx_, ADAPT2_STATUS_DETACHED);
+    report(ADAPT2_STATUS_DETACHED);
 }
 
 void Schedule::finish() {
@@ -344,14 +346,28 @@ void Schedule::finish() {
     void *ctx = done_ctx_;
     int status = error_;
     char failure[400] = "";
-    if (status != 0) {
-        snprintf(failure, sizeof failure, "rank %d of %d, %s #%u of %zu bytes (root %d): %s", comm_.rank(),
-                 comm_.size(), trace_coll_name(trace_base_.coll), trace_base_.call, call_bytes_, call_root_, why_);
-    }
+    describe_failure(failure, sizeof failure);
     recycle();  // `this` may serve another call from here on
     reporting_failure = failure;
     if (done) done(ctx, status);
     if (finished) finished(ctx, status);
+    reporting_failure = "";
+}
+
+// The failure's text (empty if none), as the done function reads it.
+void Schedule::describe_failure(char *text, size_t size) const {
+    if (error_ == 0) return;
+    snprintf(text, size, "rank %d of %d, %s #%u of %zu bytes (root %d): %s", comm_.rank(), comm_.size(),
+             trace_coll_name(trace_base_.coll), trace_base_.call, call_bytes_, call_root_, why_);
+}
+
+// Reports the call to `done` before it finishes (its operations still in flight).
+void Schedule::report(int status) {
+    reported_ = true;
+    char failure[400] = "";
+    describe_failure(failure, sizeof failure);
+    reporting_failure = failure;
+    done_(done_ctx_, status);
     reporting_failure = "";
 }
 

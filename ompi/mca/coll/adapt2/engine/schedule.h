@@ -150,6 +150,8 @@ private:
     void handle_inbox();
     bool finished() const;
     void report_if_locally_done();
+    void report(int status);
+    void describe_failure(char *text, size_t size) const;
     void finish();
     void end_flows();
 
