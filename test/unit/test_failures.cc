@@ -182,10 +182,10 @@ void test_combine_failure_in_rabenseifner(void **) {
     const adapt2_reduction_t op{4, 1, nullptr, failing_combine, nullptr, 0, 0};
     for (int r = 0; r < p; ++r) {
         comms.push_back(std::make_unique<Comm>(net.endpoint(r), r, p, 1 << 20));
-        assert_int_equal(start_allreduce(*comms[r], contiguous_buffer(in[r].data(), bytes),
-                                         contiguous_buffer(out[r].data(), bytes), false, op, 9, s, on_report,
-                                         &reports[r]),
-                         0);
+        assert_int_equal(
+            start_allreduce(*comms[r], contiguous_buffer(in[r].data(), bytes), contiguous_buffer(out[r].data(), bytes),
+                            false, op, 9, s, on_report, &reports[r]),
+            0);
     }
     net.run();
     for (int r = 0; r < p; ++r) {
