@@ -281,6 +281,7 @@ void HalvingFlow::on_pair_message(bool received, int k) {
 
 void HalvingFlow::fold(int k) {
     const Step &s = steps_[k];
+    if (s.keep.bytes == 0) return;  // fewer units than ranks: an empty block (and maybe no scratch)
     char *acc = work_ + s.keep.offset, *theirs = scratch_ + s.recv_at;
     if (s.lower || op_.commutative) {
         combine_on_left(theirs, acc, s.keep.bytes, k);
@@ -293,6 +294,7 @@ void HalvingFlow::fold(int k) {
 
 // acc = left op acc.
 void HalvingFlow::combine_on_left(const char *left, char *acc, size_t bytes, int k) {
+    if (bytes == 0) return;
     const size_t units = bytes / op_.unit_bytes;
     const int rc = op_.combine(op_.ctx, left, acc, units);
     if (rc != 0) schedule_.fail_combine(rc, k, units);
