@@ -117,12 +117,11 @@ void HalvingFlow::lay_out(int pof2) {
     }
 }
 
-// Where the virtual blocks w with w & bits == value & bits lie in work_:
+// Where the virtual blocks w with w mod 2^low_bits == value lie in work_:
 // one range (the layout makes it so; checked, as a bug would corrupt data).
-HalvingFlow::Range HalvingFlow::span(int pof2, int bits, int value) const {
+HalvingFlow::Range HalvingFlow::span(int pof2, int low_bits, int value) const {
     size_t lo = bytes_, hi = 0, total = 0;
-    for (int w = 0; w < pof2; ++w) {
-        if ((w & bits) != (value & bits)) continue;
+    for (int w = value; w < pof2; w += 1 << low_bits) {
         lo = std::min(lo, at_[w]);
         hi = std::max(hi, at_[w] + vblock(w).bytes);
         total += vblock(w).bytes;
@@ -132,13 +131,12 @@ HalvingFlow::Range HalvingFlow::span(int pof2, int bits, int value) const {
 
 // Exchange with virtual rank vrank ^ mask; its receive goes at *scratch_end.
 HalvingFlow::Step HalvingFlow::exchange(int vrank, int mask, size_t *scratch_end) {
-    const int pof2 = size_ - rem_, partner = vrank ^ mask;
-    const int bits = 2 * mask - 1;  // those the exchanges so far and this one have fixed
+    const int pof2 = size_ - rem_, partner = vrank ^ mask, low_bits = __builtin_ctz(mask) + 1;
     Step s{};
     s.peer = partner < rem_ ? 2 * partner + 1 : partner + rem_;
     s.lower = partner < vrank;
-    s.keep = span(pof2, bits, vrank);
-    s.give = span(pof2, bits, partner);
+    s.keep = span(pof2, low_bits, vrank & (2 * mask - 1));
+    s.give = span(pof2, low_bits, partner & (2 * mask - 1));
     if (s.keep.offset > bytes_ || s.give.offset > bytes_) {
         layout_error_ = "recursive halving: an exchange's blocks are not contiguous in the working buffer";
     }

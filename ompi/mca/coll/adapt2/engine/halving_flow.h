@@ -105,7 +105,7 @@ private:
     Range vblock(int w) const;  // in the user's (natural) order
     void plan();
     void lay_out(int pof2);
-    Range span(int pof2, int bits, int value) const;
+    Range span(int pof2, int low_bits, int value) const;
     Step exchange(int vrank, int mask, size_t *scratch_end);
     size_t vblock_at(int w) const;
     Step halve(int vrank, int mask, int *lo, int *hi, size_t *scratch_end);
