@@ -82,7 +82,8 @@ public:
 
     HalvingFlow(Schedule &schedule, int id, const HalvingArgs &args, BufferPool &pool);
 
-    int max_ops() const override { return 4 * (static_cast<int>(steps_.size()) + 1); }
+    // each exchange and the pair: a receive and a send, and an allreduce's doubling as many again
+    int max_ops() const override { return (allreduce_ ? 4 : 2) * (static_cast<int>(steps_.size()) + 1); }
     void start() override;
     void on_complete(Op &op) override;
     bool has_pending_work() const override { return !done_; }
