@@ -6,7 +6,9 @@
 # derived types over multi-level trees, reductions with user ops, detached
 # calls and communicators freed with work in flight (pml ob1; LeakSanitizer
 # cannot stop pml ucx's threads). Only Open MPI's own start-up allocations are
-# suppressed (lsan.supp). Skipped (77) in other builds.
+# suppressed (lsan.supp). A run whose only failure is LeakSanitizer's own
+# tracer crashing at exit runs again, at most twice (lib.sh, lsan_tool_fault).
+# Skipped (77) in other builds.
 [ -n "${ADAPT2_ASAN_RUNTIME:-}" ] || { echo "not a --enable-sanitizers build: skipped"; exit 77; }
 export ADAPT2_LSAN=1
 . "$(dirname "$0")/lib.sh"

@@ -75,10 +75,16 @@ check() {
     local flags=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
     shift
-    local start=$SECONDS rc=0
-    rm -rf "${RANKS:?}"/*
-    timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS --output-filename "$RANKS" -np "$np" "${flags[@]}" "$@" \
-        >"$LOG" 2>&1 || rc=$?
+    local start=$SECONDS rc=0 try
+    for try in 1 2 3; do
+        rc=0
+        rm -rf "${RANKS:?}"/*
+        timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS --output-filename "$RANKS" -np "$np" "${flags[@]}" "$@" \
+            >"$LOG" 2>&1 || rc=$?
+        [ $rc -ne 0 ] && lsan_tool_fault && [ $try -lt 3 ] || break
+        echo "     again: LeakSanitizer's tracer crashed at exit, a fault of the tool, not a finding (google/sanitizers#1353):"
+        command grep -a -m 1 "Tracer caught signal" "$LOG" | sed 's/^/       /'
+    done
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
         echo "ok   $name ($((SECONDS - start)) s)"
@@ -88,6 +94,20 @@ check() {
         echo "FAIL $name (exit $rc):"
         tail -n 30 "$LOG" | sed 's/^/    /'
     fi
+}
+
+# lsan_tool_fault: whether the last run failed only because LeakSanitizer's
+# own tracer thread crashed while it stopped a rank at exit ("Tracer caught
+# signal 11 ... LeakSanitizer has encountered a fatal error": intermittent,
+# seen once in ~20 CI runs of leaks.sh after every element was checked). Not
+# when anything else failed: a leak report, a FAIL line of the test program,
+# another sanitizer's error or a timeout. check runs such a case again, at
+# most twice.
+lsan_tool_fault() {
+    [ "${ADAPT2_LSAN:-0}" = 1 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] || return 1
+    command grep -aq "LeakSanitizer has encountered a fatal error" "$LOG" || return 1
+    ! cat "$LOG" "$RANKS"/*/rank.*/std* 2>/dev/null |
+        command grep -aqE "detected memory leaks|FAIL|ERROR: (Address|Undefined)Sanitizer|runtime error:"
 }
 
 # matched NAME PATTERN COUNT: whether the last run printed PATTERN (extended
