@@ -19,4 +19,20 @@ check "np 8, nodes block:2, two trees between nodes" 8 --mca coll_adapt2_nodes b
 check "np 9, uneven nodes, two trees between nodes, 4 KiB segments, non-blocking" 9 \
     --mca coll_adapt2_nodes list:0,1,1,1,1,2,2,3,3 --mca coll_adapt2_node_algorithm two_tree \
     --mca coll_adapt2_topology_segment_size 4096 -- "$BIN/bcast_check" -t int,vector -s 1,999,300007 -r all -n
+# shared memory without single copy (coll_adapt2_single_copy no, as auto
+# decides where vader has none and each rank a core): from 64 KiB the two
+# trees inside a node, flat and multi-level, in segments sized for their
+# depth (8 KiB at these sizes); every rank's plan line is checked
+expect_output "np 6, no single copy: two trees of segments" \
+    "bcast of 300000 bytes, root [0-9]: two_tree, 8192-byte segments; halves of .*rule: auto, shared memory without single copy" \
+    $((6 * 6)) 6 --mca coll_adapt2_single_copy no --mca coll_adapt2_verbose 20 -- \
+    "$BIN/bcast_check" -t int -s 1,65535,300007 -r all
+also_expect "np 6, no single copy: below 64 KiB the wide tree" \
+    "bcast of 65528 bytes, root [0-9]: knomial:8, one message" $((6 * 6))
+for transport in "" "$UCX_FLAGS" "--mca coll_adapt2_transport ucx"; do
+    expect_output "np 8, nodes block:4, no single copy, derived types${transport:+, $transport}" \
+        "bcast of 2000000 bytes, root 5: multi-level \\(nodes pipeline, NUMA flat, cores two_tree\\)" 8 8 \
+        --mca coll_adapt2_single_copy no --mca coll_adapt2_nodes block:4 --mca coll_adapt2_verbose 20 $transport -- \
+        "$BIN/bcast_check" -t int,struct,vector -s 1,70001,300007,2000003 -r 0,5 -n
+done
 finish

@@ -120,6 +120,8 @@ topology_segment_size             range                  multilevel
 node_segment_size                 range                  multilevel
 numa_segment_size                 range                  multilevel
 node_message_cost                 range                  multilevel
+single_copy                       names
+core_message_cost                 range
 device                            range                  separate
 device_streams                    range
 device_segment_size               range

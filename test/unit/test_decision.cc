@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // The decision rules: what `auto` picks, and that forced choices are obeyed.
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <string>
@@ -74,6 +75,57 @@ void test_auto_does_not_segment_a_flat_tree(void **) {
     assert_int_equal(plan_bcast(s, 16 << 20, 9).segment_bytes, 1 << 20);
     s.radix = 2;
     assert_int_equal(plan_bcast(s, 16 << 20, 4).segment_bytes, 1 << 20);
+}
+
+// Shared memory without single copy (single_copy 0): from 64 KiB on more
+// than 2 ranks the two trees, in segments of sqrt(bytes x core_message_cost /
+// depth) (depth: the ranks' bit width), a power of two in [8 KiB, the
+// collective's segment size]; below 64 KiB, on 2 ranks, with single copy or a
+// forced tree, as before; multi-level plans take the two trees as their core
+// tree.
+void test_no_single_copy_takes_two_trees(void **) {
+    auto s = defaults();
+    s.single_copy = 0;
+    s.core_message_cost = 2048;
+    const TreeSpec two_tree{TreeShape::two_tree, 0}, knomial{TreeShape::knomial, 8};
+    struct Case {
+        size_t bytes;
+        int ranks;
+        TreeSpec tree;
+        size_t segment;
+    };
+    const Case cases[] = {
+        {(64 << 10) - 1, 8, knomial, 0},          // below 64 KiB: one message
+        {64 << 10, 2, knomial, 0},                // one child either way
+        {64 << 10, 3, two_tree, 8 << 10},         // depth 2: sqrt(64K x 2K / 2) = 8K
+        {1 << 20, 8, two_tree, 16 << 10},         // depth 4: 22.6K
+        {1 << 20, 32, two_tree, 16 << 10},        // depth 6: 18.5K
+        {64 << 20, 8, two_tree, 128 << 10},       // 181K
+        {16 << 20, 1024, two_tree, 32 << 10},     // depth 11: 54.6K
+        {size_t{4} << 30, 8, two_tree, 1 << 20},  // 1.4M: at most bcast_segment_size
+    };
+    for (const Case &c : cases) {
+        BcastPlan p = plan_bcast(s, c.bytes, c.ranks);
+        if (!(p.tree == c.tree))
+            fail_msg("%zu bytes on %d ranks: wrong tree %s", c.bytes, c.ranks, describe(p).c_str());
+        if (p.segment_bytes != c.segment)
+            fail_msg("%zu bytes on %d ranks: %zu-byte segments, want %zu", c.bytes, c.ranks, p.segment_bytes,
+                     c.segment);
+    }
+    s.core_message_cost = 0;
+    assert_int_equal(plan_bcast(s, 1 << 20, 8).segment_bytes, 1 << 20);
+    s.core_message_cost = 2048;
+    s.algorithm = ADAPT2_ALG_BINOMIAL;
+    assert_true(plan_bcast(s, 1 << 20, 8).tree == (TreeSpec{TreeShape::binomial, 0}));
+    s.algorithm = ADAPT2_ALG_AUTO;
+    s.topology = 1;
+    s.topology_segment_size = 256 << 10;
+    assert_true(plan_bcast(s, 1 << 20, 16, 4).levels.core == two_tree);
+    assert_true(plan_bcast(s, 32 << 10, 16, 4).levels.core == knomial);
+    s.single_copy = 1;
+    assert_true(plan_bcast(s, 1 << 20, 16, 4).levels.core == knomial);
+    s.topology = 0;
+    assert_true(plan_bcast(s, 1 << 20, 8).tree == knomial);
 }
 
 void test_forced_algorithms_keep_their_settings(void **) {
@@ -762,6 +814,7 @@ int main() {
         cmocka_unit_test(test_plan_call_plans_the_collective),
         cmocka_unit_test(test_every_rule_is_named),
         cmocka_unit_test(test_rules_parse),
+        cmocka_unit_test(test_no_single_copy_takes_two_trees),
         cmocka_unit_test(test_rules_fingerprint),
         cmocka_unit_test(test_rules_rejections),
         cmocka_unit_test(test_rules_match),

@@ -73,6 +73,11 @@ typedef struct adapt2_bcast_settings {
     size_t numa_segment_size;     /* messages between NUMA-domain leaders (0: topology_segment_size) */
     size_t node_message_cost;     /* one message between nodes beyond its bytes, in bytes: sizes
                                      the segments across nodes (0: topology_segment_size) */
+    /* Shared memory inside a node: */
+    int single_copy;          /* 1: it moves a large message in one copy (the receiver reads
+                                 the sender's buffer); 0: the sender copies each message */
+    size_t core_message_cost; /* one message in it beyond its bytes, in bytes: sizes the
+                                 segments of the two trees without single copy */
 } adapt2_bcast_settings_t;
 
 typedef adapt2_bcast_settings_t adapt2_tree_settings_t;

@@ -265,6 +265,13 @@ const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id)
     return value ? value : "";
 }
 
+/* Whether this node runs more of the job's ranks than it has cores. */
+bool mca_coll_adapt2_oversubscribed(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 && opal_process_info.num_local_peers + 1 > cores;
+}
+
 /* From what size a blocking broadcast root waits for its children's hellos
  * rather than copying at once (auto). With a core per rank the hello round
  * trip is cheaper than a copy from 8 KiB (np 2: a 64 KiB broadcast took 1.04x
@@ -281,7 +288,7 @@ static size_t auto_await_min_bytes(void)
     static int decided = -1; /* the same for every call of the process */
     if (decided < 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        bool oversubscribed = cores > 0 && opal_process_info.num_local_peers + 1 > cores;
+        bool oversubscribed = mca_coll_adapt2_oversubscribed();
         decided = oversubscribed;
         ADAPT2_VERBOSE(10,
                        "%d ranks on %ld cores here: broadcast roots and the root's reduce leaves copy at once "
@@ -314,6 +321,8 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_pa
     s->node_algorithm = s->numa_algorithm = ADAPT2_ALG_AUTO;
     s->topology_segment_size = s->node_segment_size = s->numa_segment_size = 0;
     s->node_message_cost = 0;
+    s->single_copy = mca_coll_adapt2_single_copy();
+    s->core_message_cost = (size_t) ADAPT2_LONG(core_message_cost);
 }
 
 /* Whether a collective's algorithm parameter says to hand calls to the

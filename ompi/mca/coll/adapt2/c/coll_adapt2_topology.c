@@ -39,6 +39,68 @@ void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll
     s->node_message_cost = (size_t) ADAPT2_LONG(node_message_cost);
 }
 
+/* The name btl `btl` gives its single_copy_mechanism ("cma", "none", ...),
+ * NULL where that btl is not loaded; the caller frees it. */
+static char *single_copy_mechanism(const char *btl)
+{
+    const mca_base_var_t *var;
+    const int *value = NULL;
+    char *name = NULL;
+    int index = mca_base_var_find("opal", "btl", btl, "single_copy_mechanism");
+    if (index < 0 || OPAL_SUCCESS != mca_base_var_get(index, &var) || NULL == var->mbv_enumerator ||
+        OPAL_SUCCESS != mca_base_var_get_value(index, &value, NULL, NULL) || NULL == value ||
+        OPAL_SUCCESS != var->mbv_enumerator->string_from_value(var->mbv_enumerator, *value, &name)) {
+        return NULL;
+    }
+    return name;
+}
+
+/* auto: the shared-memory btl's mechanism as it stands once the btls are up
+ * (vader sets it to none itself where CMA cannot work), read once per
+ * process; yes where no such btl is loaded (pml ucx's shared memory has
+ * CMA). Yes also on a node with more ranks than cores: there the copies
+ * share the cores whatever the tree, and the two trees' many more messages
+ * cost more (np 4 and 8 on 2 cores, vader without single copy: 1.4-2.4x
+ * the wide tree's time at 64-512 KiB, docs/measurements.md). */
+static int detected_single_copy(void)
+{
+    static int detected = -1; /* racing first calls compute the same value */
+    if (detected >= 0) {
+        return detected;
+    }
+    const char *btls[] = {"vader", "sm"};
+    int found = 1;
+    for (size_t i = 0; i < sizeof btls / sizeof btls[0]; ++i) {
+        char *name = single_copy_mechanism(btls[i]);
+        if (NULL == name) {
+            continue;
+        }
+        const bool none = 0 == strcmp(name, "none");
+        const bool oversubscribed = none && mca_coll_adapt2_oversubscribed();
+        found = !none || oversubscribed;
+        ADAPT2_VERBOSE(10, "btl %s's single_copy_mechanism is %s%s: %s", btls[i], name,
+                       oversubscribed ? ", but this node has more ranks than cores" : "",
+                       found ? "large broadcasts inside a node keep the wide k-nomial tree"
+                             : "broadcasts from 64 KiB take the two trees inside a node");
+        free(name);
+        break;
+    }
+    detected = found;
+    return detected;
+}
+
+int mca_coll_adapt2_single_copy(void)
+{
+    const char *setting = ADAPT2_STRING(single_copy);
+    if (0 == strcmp(setting, "yes")) {
+        return 1;
+    }
+    if (0 == strcmp(setting, "no")) {
+        return 0;
+    }
+    return detected_single_copy();
+}
+
 static int world_rank_of(ompi_proc_t *proc)
 {
     return (int) proc->super.proc_name.vpid;

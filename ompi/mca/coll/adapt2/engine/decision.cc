@@ -70,27 +70,6 @@ TreeSpec forced_or(int algorithm, const adapt2_tree_settings_t &s, TreeSpec auto
 
 }  // namespace
 
-// Default rule, measured with perf/compare.py on one host (docs/design.md, "Choosing
-// the defaults"): a wide k-nomial tree (radix coll_adapt2_bcast_radix, 8 by
-// default, i.e. flat up to 8 ranks). In shared memory every child then pulls
-// its data from the parent's buffer in parallel (single-copy CMA) instead of
-// waiting for a store-and-forward level, for small and large messages alike.
-// Segments of coll_adapt2_bcast_segment_size pipeline deeper trees; a flat
-// tree (comm_size <= radix) has no pipeline to fill, so segments would only
-// add handshakes, and its messages go whole.
-BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size, int nodes) {
-    const TreeSpec auto_tree{TreeShape::knomial, s.radix};
-    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
-    BcastPlan plan{tree_for_algorithm(s.algorithm, s), s.segment_size};
-    plan.rule = "bcast_algorithm forces the tree";
-    if (s.algorithm != ADAPT2_ALG_AUTO) return plan;
-    const bool flat = comm_size <= s.radix;
-    plan.tree = auto_tree;
-    plan.segment_bytes = flat ? 0 : s.segment_size;
-    plan.rule = flat ? "auto: k-nomial, flat (ranks <= radix): one message" : "auto: k-nomial of segments";
-    return plan;
-}
-
 namespace {
 
 // Hops from the root node to the farthest one in `tree` over `nodes` nodes:
@@ -105,24 +84,74 @@ int node_tree_depth(TreeSpec tree, int nodes) {
     return depth;
 }
 
-// Segments between node leaders. Each segment pays `node_message_cost`
-// bytes' worth of latency and overhead per hop, and the last one leaves the
-// root after all the others and then crosses the tree's depth: about
-// (n / s + depth) x (s + cost) in all, least at s = sqrt(n x cost / depth)
-// (the classic pipeline optimum). Rounded down to a power of two; at least
-// 8 KiB (below, shared memory's eager copies cost more than the pipeline
-// gains: the simulator, perf/sim/README.md); at most topology_segment_size.
-size_t node_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, TreeSpec tree, int nodes) {
+// A pipeline's segments. Each segment pays `cost` bytes' worth of latency
+// and overhead per hop, and the last one leaves the root after all the
+// others and then crosses the tree's depth: about (n / s + depth) x (s +
+// cost) in all, least at s = sqrt(n x cost / depth) (the classic pipeline
+// optimum). Rounded down to a power of two; at least 8 KiB (below, shared
+// memory's eager copies cost more than the pipeline gains: the simulator,
+// perf/sim/README.md); at most `most`.
+size_t pipeline_segment(size_t bytes, size_t cost, int depth, size_t most) {
     constexpr size_t kLeast = size_t{8} << 10;
-    if (s.node_message_cost == 0 || s.topology_segment_size == 0) return s.topology_segment_size;
-    const double depth = node_tree_depth(tree, nodes);
-    const double best = std::sqrt(static_cast<double>(bytes) * static_cast<double>(s.node_message_cost) / depth);
+    if (cost == 0 || most == 0) return most;
+    const double best = std::sqrt(static_cast<double>(bytes) * static_cast<double>(cost) / depth);
     size_t segment = kLeast;
     while (static_cast<double>(segment * 2) <= best) segment *= 2;
-    return std::min(segment, s.topology_segment_size);
+    return std::min(segment, most);
+}
+
+// Segments between node leaders: one message there costs node_message_cost.
+size_t node_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, TreeSpec tree, int nodes) {
+    return pipeline_segment(bytes, s.node_message_cost, node_tree_depth(tree, nodes), s.topology_segment_size);
+}
+
+// Shared memory without single copy (adapt2_tree_settings_t.single_copy 0):
+// a sender copies every message it sends itself, so the wide k-nomial root
+// copies the whole message once per child in turn (in the simulator's
+// default machine, 32 ranks a node: 10-12x the lower bound at 64 KiB-8 MiB,
+// 6-7x at 8 ranks). From 64 KiB the two trees instead, in which every rank
+// sends about one copy, in segments sized for their depth by
+// core_message_cost: 1.1-1.4x the bound at 256 KiB-8 MiB on 4-32 ranks
+// (perf/sim/README.md, "Shared memory without single copy").
+constexpr size_t kCopyingTreesFrom = size_t{64} << 10;
+
+bool copies_each_message(const adapt2_tree_settings_t &s, size_t bytes) {
+    return !s.single_copy && bytes >= kCopyingTreesFrom;
+}
+
+size_t copying_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, int ranks, size_t most) {
+    return pipeline_segment(bytes, s.core_message_cost, node_tree_depth({TreeShape::two_tree, 0}, ranks), most);
 }
 
 }  // namespace
+
+// Default rule, measured with perf/compare.py on one host (docs/design.md, "Choosing
+// the defaults"): a wide k-nomial tree (radix coll_adapt2_bcast_radix, 8 by
+// default, i.e. flat up to 8 ranks). In shared memory every child then pulls
+// its data from the parent's buffer in parallel (single-copy CMA) instead of
+// waiting for a store-and-forward level, for small and large messages alike.
+// Segments of coll_adapt2_bcast_segment_size pipeline deeper trees; a flat
+// tree (comm_size <= radix) has no pipeline to fill, so segments would only
+// add handshakes, and its messages go whole.
+BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size, int nodes) {
+    const bool copying = copies_each_message(s, bytes);
+    const TreeSpec auto_tree{copying ? TreeShape::two_tree : TreeShape::knomial, copying ? 0 : s.radix};
+    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
+    BcastPlan plan{tree_for_algorithm(s.algorithm, s), s.segment_size};
+    plan.rule = "bcast_algorithm forces the tree";
+    if (s.algorithm != ADAPT2_ALG_AUTO) return plan;
+    if (copying && comm_size > 2) {
+        plan.tree = auto_tree;
+        plan.segment_bytes = copying_tree_segment(s, bytes, comm_size, s.segment_size);
+        plan.rule = "auto, shared memory without single copy, from 64 KiB: two trees of segments";
+        return plan;
+    }
+    plan.tree = {TreeShape::knomial, s.radix};
+    const bool flat = comm_size <= s.radix;
+    plan.segment_bytes = flat ? 0 : s.segment_size;
+    plan.rule = flat ? "auto: k-nomial, flat (ranks <= radix): one message" : "auto: k-nomial of segments";
+    return plan;
+}
 
 // Between nodes, from 64 KiB: a pipeline, which sends each byte over each
 // node's link once (measured on the emulated cluster, 4 nodes at 1 Gbit/s,
