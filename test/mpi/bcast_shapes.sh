@@ -19,8 +19,7 @@ check "np 8, nodes block:2, two trees between nodes" 8 --mca coll_adapt2_nodes b
 check "np 9, uneven nodes, two trees between nodes, 4 KiB segments, non-blocking" 9 \
     --mca coll_adapt2_nodes list:0,1,1,1,1,2,2,3,3 --mca coll_adapt2_node_algorithm two_tree \
     --mca coll_adapt2_topology_segment_size 4096 -- "$BIN/bcast_check" -t int,vector -s 1,999,300007 -r all -n
-# shared memory without single copy (coll_adapt2_single_copy no, as auto
-# decides where vader has none and each rank a core): from 64 KiB the two
+# shared memory without single copy (coll_adapt2_single_copy no): from 64 KiB the two
 # trees inside a node, flat and multi-level, in segments sized for their
 # depth (8 KiB at these sizes); every rank's plan line is checked
 expect_output "np 6, no single copy: two trees of segments" \

@@ -126,7 +126,6 @@ bool mca_coll_adapt2_topology_of(ompi_communicator_t *comm, int *node, int *numa
 void mca_coll_adapt2_topology_settings(adapt2_tree_settings_t *s, const mca_coll_adapt2_module_t *module);
 /* coll_adapt2_single_copy: 1 where shared memory moves a large message in one copy. */
 int mca_coll_adapt2_single_copy(void);
-bool mca_coll_adapt2_oversubscribed(void);
 
 /* component / module */
 int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_threads);

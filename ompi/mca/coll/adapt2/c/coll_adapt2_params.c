@@ -265,13 +265,6 @@ const char *mca_coll_adapt2_param_string(mca_coll_adapt2_param_t id)
     return value ? value : "";
 }
 
-/* Whether this node runs more of the job's ranks than it has cores. */
-bool mca_coll_adapt2_oversubscribed(void)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > 0 && opal_process_info.num_local_peers + 1 > cores;
-}
-
 /* From what size a blocking broadcast root waits for its children's hellos
  * rather than copying at once (auto). With a core per rank the hello round
  * trip is cheaper than a copy from 8 KiB (np 2: a 64 KiB broadcast took 1.04x
@@ -288,7 +281,7 @@ static size_t auto_await_min_bytes(void)
     static int decided = -1; /* the same for every call of the process */
     if (decided < 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        bool oversubscribed = mca_coll_adapt2_oversubscribed();
+        bool oversubscribed = cores > 0 && opal_process_info.num_local_peers + 1 > cores;
         decided = oversubscribed;
         ADAPT2_VERBOSE(10,
                        "%d ranks on %ld cores here: broadcast roots and the root's reduce leaves copy at once "

@@ -55,50 +55,49 @@ static char *single_copy_mechanism(const char *btl)
     return name;
 }
 
-/* auto: the shared-memory btl's mechanism as it stands once the btls are up
- * (vader sets it to none itself where CMA cannot work), read once per
- * process; yes where no such btl is loaded (pml ucx's shared memory has
- * CMA). Yes also on a node with more ranks than cores: there the copies
- * share the cores whatever the tree, and the two trees' many more messages
- * cost more (np 4 and 8 on 2 cores, vader without single copy: 1.4-2.4x
- * the wide tree's time at 64-512 KiB, docs/measurements.md). */
-static int detected_single_copy(void)
+/* Every rank must plan a broadcast alike, so `auto` cannot follow what
+ * differs between nodes (whether vader fell back to none on this one, how
+ * many ranks share its cores): it keeps the wide tree (yes), and says at
+ * verbose 10, once per process, where the btl has no single copy, that `no`
+ * may pay where every rank has a core of its own (on an oversubscribed node
+ * the copies share the cores whatever the tree: np 4 and 8 on 2 cores took
+ * 1.4-2.4x the wide tree's time with the two trees at 64-512 KiB,
+ * docs/measurements.md). */
+static void hint_without_single_copy(void)
 {
-    static int detected = -1; /* racing first calls compute the same value */
-    if (detected >= 0) {
-        return detected;
+    static bool hinted = false; /* a second hint from a racing first call is harmless */
+    if (hinted) {
+        return;
     }
+    hinted = true;
     const char *btls[] = {"vader", "sm"};
-    int found = 1;
     for (size_t i = 0; i < sizeof btls / sizeof btls[0]; ++i) {
         char *name = single_copy_mechanism(btls[i]);
         if (NULL == name) {
             continue;
         }
-        const bool none = 0 == strcmp(name, "none");
-        const bool oversubscribed = none && mca_coll_adapt2_oversubscribed();
-        found = !none || oversubscribed;
-        ADAPT2_VERBOSE(10, "btl %s's single_copy_mechanism is %s%s: %s", btls[i], name,
-                       oversubscribed ? ", but this node has more ranks than cores" : "",
-                       found ? "large broadcasts inside a node keep the wide k-nomial tree"
-                             : "broadcasts from 64 KiB take the two trees inside a node");
+        if (0 == strcmp(name, "none")) {
+            ADAPT2_VERBOSE(10,
+                           "btl %s's single_copy_mechanism is none: where every rank has a core, "
+                           "--mca coll_adapt2_single_copy no sends broadcasts from 64 KiB down the two "
+                           "trees inside a node (auto keeps the wide tree: every rank must choose alike)",
+                           btls[i]);
+        }
         free(name);
         break;
     }
-    detected = found;
-    return detected;
 }
 
 int mca_coll_adapt2_single_copy(void)
 {
     const char *setting = ADAPT2_STRING(single_copy);
-    if (0 == strcmp(setting, "yes")) {
-        return 1;
-    }
     if (0 == strcmp(setting, "no")) {
         return 0;
     }
-    return detected_single_copy();
+    if (0 == strcmp(setting, "auto")) {
+        hint_without_single_copy();
+    }
+    return 1;
 }
 
 static int world_rank_of(ompi_proc_t *proc)

@@ -50,7 +50,7 @@ inline adapt2_tree_settings_t tree_settings(size_t segment_size) {
     t.node_segment_size = node_segment_size;
     t.numa_segment_size = numa_segment_size;
     t.node_message_cost = node_message_cost;
-    t.single_copy = 1;  // single_copy's auto, where vader or sm has a mechanism
+    t.single_copy = 1;  // coll_adapt2_single_copy auto: yes
     t.core_message_cost = core_message_cost;
     return t;
 }
