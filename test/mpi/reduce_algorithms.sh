@@ -71,4 +71,11 @@ expect_output "np 8, nodes block:2, auto takes Rabenseifner's, nearest partners 
 check "np 6, nodes block:2, Rabenseifner allreduce" 6 --mca coll_adapt2_nodes block:2 --mca mpi_param_check 0 -- \
     "$BIN/reduce_check" --coll allreduce,iallreduce --allreduce-algorithms rabenseifner,auto \
     --types int,mat2i,vector:int,double_int --ops sum,matmul,maxloc --counts 1,7,100003 --inplace=both
+# the tree allreduce on two trees inside the nodes of a multi-level plan:
+# each half up and down its own tree at every level that has two trees
+expect_output "np 8, nodes block:4, tree allreduce, two trees inside nodes" \
+    "allreduce of 800012 bytes: fused tree.*cores two_tree.*halves of" $((8 * 8)) 8 --mca mpi_param_check 0 \
+    --mca coll_adapt2_verbose 20 --mca coll_adapt2_allreduce_algorithm tree --mca coll_adapt2_reduce_algorithm two_tree \
+    --mca coll_adapt2_nodes block:4 -- "$BIN/reduce_check" --coll allreduce,iallreduce --ops sum,max,maxloc,matmul \
+    --types int,vector:int,indexed:double,double_int,mat2i --counts 1,7,30001,200003 --inplace=both
 finish

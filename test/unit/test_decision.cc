@@ -120,10 +120,18 @@ void test_no_single_copy_takes_two_trees(void **) {
     s.algorithm = ADAPT2_ALG_AUTO;
     s.topology = 1;
     s.topology_segment_size = 256 << 10;
-    assert_true(plan_bcast(s, 1 << 20, 16, 4).levels.core == two_tree);
+    BcastPlan ml = plan_bcast(s, 1 << 20, 16, 4);
+    assert_true(ml.levels.core == two_tree);
+    assert_true(two_tree_split(ml));  // each half down its own tree inside the nodes
+    assert_int_equal(ml.level_bytes[kNodeLevel], 64 << 10);  // the node pipeline's: sqrt(1M x 16K / 4)
+    assert_int_equal(ml.level_bytes[kCoreLevel], 16 << 10);  // 4 ranks a node, depth 3: 26.7K
+    assert_int_equal(ml.segment_bytes, 16 << 10);
     assert_true(plan_bcast(s, 32 << 10, 16, 4).levels.core == knomial);
     s.single_copy = 1;
-    assert_true(plan_bcast(s, 1 << 20, 16, 4).levels.core == knomial);
+    ml = plan_bcast(s, 1 << 20, 16, 4);
+    assert_true(ml.levels.core == knomial);
+    assert_false(two_tree_split(ml));
+    assert_int_equal(ml.level_bytes[kCoreLevel], 64 << 10);
     s.topology = 0;
     assert_true(plan_bcast(s, 1 << 20, 8).tree == knomial);
 }

@@ -136,7 +136,17 @@ size_t copying_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, int r
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size, int nodes) {
     const bool copying = copies_each_message(s, bytes);
     const TreeSpec auto_tree{copying ? TreeShape::two_tree : TreeShape::knomial, copying ? 0 : s.radix};
-    if (s.topology) return multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
+    if (s.topology) {
+        BcastPlan plan = multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
+        // inside the nodes, the two trees' own segments (their depth there:
+        // the ranks of a node, about comm_size / nodes), where smaller
+        if (copying && s.algorithm == ADAPT2_ALG_AUTO && plan.segment_bytes > 0) {
+            size_t &core = plan.level_bytes[kCoreLevel];
+            core = copying_tree_segment(s, bytes, (comm_size + nodes - 1) / nodes, core);
+            plan.segment_bytes = std::min(plan.segment_bytes, core);
+        }
+        return plan;
+    }
     BcastPlan plan{tree_for_algorithm(s.algorithm, s), s.segment_size};
     plan.rule = "bcast_algorithm forces the tree";
     if (s.algorithm != ADAPT2_ALG_AUTO) return plan;

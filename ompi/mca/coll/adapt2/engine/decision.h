@@ -29,11 +29,12 @@ struct BcastPlan {
 };
 
 // Two trees (TreeShape::two_tree) on a flat plan, or between the node
-// leaders of a multi-level one: the message's two halves go down the two
-// trees (bcast.cc). Elsewhere (inside nodes, reductions) the shape is the
-// first tree alone.
+// leaders or inside the nodes of a multi-level one: the message's two halves
+// go down (or up) the two trees, at each level that has them (half_tree);
+// so that a rank inside a node forwards about one copy there too.
 inline bool two_tree_split(const BcastPlan &plan) {
-    return plan.multi_level ? plan.levels.node.shape == TreeShape::two_tree : plan.tree.shape == TreeShape::two_tree;
+    if (!plan.multi_level) return plan.tree.shape == TreeShape::two_tree;
+    return plan.levels.node.shape == TreeShape::two_tree || plan.levels.core.shape == TreeShape::two_tree;
 }
 
 // The plan in words, for coll_adapt2_verbose 20: "knomial:8, 262144-byte

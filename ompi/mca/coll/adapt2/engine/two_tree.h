@@ -34,8 +34,9 @@ inline int half_tags(const adapt2_tree_settings_t &s, const BcastPlan &plan, siz
 // The tree of half `which` (0 or 1): the two trees, flat or between nodes.
 inline std::shared_ptr<const Tree> half_tree(Comm &comm, const BcastPlan &plan, int root, int which) {
     if (!plan.multi_level) return comm.trees().get({TreeShape::two_tree, which}, root);
-    LevelSpecs levels = plan.levels;
-    levels.node.param = which;
+    LevelSpecs levels = plan.levels;  // each level of two trees takes tree `which`
+    if (levels.node.shape == TreeShape::two_tree) levels.node.param = which;
+    if (levels.core.shape == TreeShape::two_tree) levels.core.param = which;
     return comm.trees().get_levels(levels, root);
 }
 
