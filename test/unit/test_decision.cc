@@ -122,7 +122,7 @@ void test_no_single_copy_takes_two_trees(void **) {
     s.topology_segment_size = 256 << 10;
     BcastPlan ml = plan_bcast(s, 1 << 20, 16, 4);
     assert_true(ml.levels.core == two_tree);
-    assert_true(two_tree_split(ml));  // each half down its own tree inside the nodes
+    assert_true(two_tree_split(ml));                         // each half down its own tree inside the nodes
     assert_int_equal(ml.level_bytes[kNodeLevel], 64 << 10);  // the node pipeline's: sqrt(1M x 16K / 4)
     assert_int_equal(ml.level_bytes[kCoreLevel], 16 << 10);  // 4 ranks a node, depth 3: 26.7K
     assert_int_equal(ml.segment_bytes, 16 << 10);
