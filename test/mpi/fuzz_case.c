@@ -136,6 +136,9 @@ void params_generate(rng_t *r, params_t *p)
     /* Across nodes from 64 KiB segments sized by it, from 8 KiB up (the
      * most segments) to topology_segment_size (0) */
     p->node_message_cost = p->fanout % 3 == 0 ? 0 : p->fanout % 3 == 1 ? 1 : 16384;
+    /* Two radixes of seven say the shared memory has no single copy: auto's
+     * broadcasts from 64 KiB go down the two trees inside the nodes */
+    p->single_copy = p->radix % 3 == 0 ? "no" : "auto";
 }
 
 void set_algorithms(const char *bcast, const char *reduce, const char *allreduce)
@@ -173,6 +176,7 @@ void params_apply(const params_t *p)
     adapt2_set_int("coll_adapt2_allreduce_recdoubling_max_ranks", 1 << 20);
     adapt2_set_long("coll_adapt2_detach_min_message", p->detach_min_message);
     adapt2_set_long("coll_adapt2_node_message_cost", p->node_message_cost);
+    adapt2_set_string("coll_adapt2_single_copy", p->single_copy);
     adapt2_set_int("coll_adapt2_reproducible", p->reproducible);
     adapt2_set_int("coll_adapt2_topology", p->topology);
     adapt2_set_long("coll_adapt2_pool_max_bytes", p->pool_max_bytes);
@@ -202,11 +206,12 @@ void params_describe(const params_t *p, char *out, size_t n)
         "detach_await_min_bytes=%ld detach_grace_us=%d allreduce_ring_min_bytes=%ld "
         "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld "
         "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d node_message_cost=%ld "
-        "pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
+        "single_copy=%s pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
         p->bcast_alg, p->reduce_alg, p->allreduce_alg, p->node_alg, p->bcast_seg, p->reduce_seg, p->allreduce_seg,
         p->topo_seg, p->node_seg, p->numa_seg, p->recv_window, p->send_window, p->fanout, p->radix, p->chains,
         p->detach_min_message, p->detach_max_message, p->await_min, p->grace_us, p->ring_min, p->ring_max,
-        p->recdoubling_max, p->reproducible, p->topology, p->node_message_cost, p->pool_max_bytes, p->detach_max_bytes);
+        p->recdoubling_max, p->reproducible, p->topology, p->node_message_cost, p->single_copy, p->pool_max_bytes,
+        p->detach_max_bytes);
     for (int i = 0; i < npins; ++i) {
         size_t at = strlen(out);
         textf(out + at, n - at, "%s%s", i ? ", " : "; pinned by --set: ", pins[i]);

@@ -51,6 +51,7 @@ typedef struct params {
     long detach_max_message, await_min, ring_min, ring_max, recdoubling_max;
     long detach_min_message; /* derived from chains, not drawn: the case numbers stay */
     long node_message_cost;  /* derived from fanout, likewise: 0, 1 (8 KiB segments) or 16 KiB */
+    const char *single_copy; /* derived from radix, likewise: "no" (two trees inside nodes from 64 KiB) or "auto" */
     int grace_us, reproducible, topology;
     long pool_max_bytes, detach_max_bytes; /* read at a communicator's first collective */
 } params_t;
