@@ -132,7 +132,9 @@ size_t copying_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, int r
 // waiting for a store-and-forward level, for small and large messages alike.
 // Segments of coll_adapt2_bcast_segment_size pipeline deeper trees; a flat
 // tree (comm_size <= radix) has no pipeline to fill, so segments would only
-// add handshakes, and its messages go whole.
+// add handshakes, and its messages go whole. Without single copy, from 64
+// KiB, the two trees instead (copies_each_message, above), flat or inside
+// the nodes of a multi-level plan.
 BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_size, int nodes) {
     const bool copying = copies_each_message(s, bytes);
     const TreeSpec auto_tree{copying ? TreeShape::two_tree : TreeShape::knomial, copying ? 0 : s.radix};
