@@ -121,7 +121,8 @@ Adapt2Collective::Adapt2Collective(Network &net, CallListener &listener, const A
     // communicator spans nodes and coll_adapt2_topology is on.
     const int multi = config_.topology && trees->topology().multi_level();
     config_.bcast.topology = config_.reduce.tree.topology = config_.allreduce.tree.topology = multi;
-    // coll_adapt2_single_copy's auto: the shared memory's mechanism.
+    // The machine's shared memory with or without single copy, as a user
+    // of such a machine sets coll_adapt2_single_copy (its auto says yes).
     config_.bcast.single_copy = config_.reduce.tree.single_copy = config_.allreduce.tree.single_copy = m.intra.get;
     comms_.reserve(p);
     calls_.assign(p, RankCall{this});

@@ -81,7 +81,7 @@ check() {
         rm -rf "${RANKS:?}"/*
         timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS --output-filename "$RANKS" -np "$np" "${flags[@]}" "$@" \
             >"$LOG" 2>&1 || rc=$?
-        [ $rc -ne 0 ] && lsan_tool_fault && [ $try -lt 3 ] || break
+        [ $rc -ne 0 ] && lsan_tool_fault $rc && [ $try -lt 3 ] || break
         echo "     again: LeakSanitizer's tracer crashed at exit, a fault of the tool, not a finding (google/sanitizers#1353):"
         command grep -a -m 1 "Tracer caught signal" "$LOG" | sed 's/^/       /'
     done
@@ -96,7 +96,7 @@ check() {
     fi
 }
 
-# lsan_tool_fault: whether the last run failed only because LeakSanitizer's
+# lsan_tool_fault RC: whether the last run (exit status RC) failed only because LeakSanitizer's
 # own tracer thread crashed while it stopped a rank at exit ("Tracer caught
 # signal 11 ... LeakSanitizer has encountered a fatal error": intermittent,
 # seen once in ~20 CI runs of leaks.sh after every element was checked). Not
@@ -104,7 +104,7 @@ check() {
 # another sanitizer's error or a timeout. check runs such a case again, at
 # most twice.
 lsan_tool_fault() {
-    [ "${ADAPT2_LSAN:-0}" = 1 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] || return 1
+    [ "${ADAPT2_LSAN:-0}" = 1 ] && [ "$1" -ne 124 ] && [ "$1" -ne 137 ] || return 1
     command grep -aq "LeakSanitizer has encountered a fatal error" "$LOG" || return 1
     ! cat "$LOG" "$RANKS"/*/rank.*/std* 2>/dev/null |
         command grep -aqE "detected memory leaks|FAIL|ERROR: (Address|Undefined)Sanitizer|runtime error:"
