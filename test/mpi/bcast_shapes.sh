@@ -30,8 +30,14 @@ also_expect "np 6, no single copy: below 64 KiB the wide tree" \
     "bcast of 65528 bytes, root [0-9]: knomial:8, one message" $((6 * 6))
 for transport in "" "$UCX_FLAGS" "--mca coll_adapt2_transport ucx"; do
     expect_output "np 8, nodes block:4, no single copy, derived types${transport:+, $transport}" \
-        "bcast of 2000000 bytes, root 5: multi-level \\(nodes pipeline, NUMA flat, cores two_tree\\)" 8 8 \
+        "bcast of 2000000 bytes, root 5: multi-level \\(nodes pipeline, NUMA flat, cores two_tree, a lane per half\\)" 8 8 \
         --mca coll_adapt2_single_copy no --mca coll_adapt2_nodes block:4 --mca coll_adapt2_verbose 20 $transport -- \
         "$BIN/bcast_check" -t int,struct,vector -s 1,70001,300007,2000003 -r 0,5 -n
+done
+# lanes (from 512 KiB each half enters a node by its own rank, topology.h) on
+# uneven nodes: one of one rank, odd and even counts, round-robin placement
+for nodes in list:0,1,1,1,1,2,2,3,3 cyclic:3; do
+    check "np 9, nodes $nodes, no single copy, lanes, every root" 9 --mca coll_adapt2_single_copy no \
+        --mca coll_adapt2_nodes $nodes -- "$BIN/bcast_check" -t int,struct -s 65536,600001,2000003 -r all
 done
 finish

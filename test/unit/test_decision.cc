@@ -127,9 +127,16 @@ void test_no_single_copy_takes_two_trees(void **) {
     assert_int_equal(ml.level_bytes[kCoreLevel], 16 << 10);  // 4 ranks a node, depth 3: 26.7K
     assert_int_equal(ml.segment_bytes, 16 << 10);
     assert_true(plan_bcast(s, 32 << 10, 16, 4).levels.core == knomial);
+    // each half in a lane of its own across nodes from 512 KiB (topology.h)
+    assert_int_equal(ml.levels.lane, 1);
+    assert_true(describe(ml).find("a lane per half") != std::string::npos);
+    assert_int_equal(plan_bcast(s, 512 << 10, 16, 4).levels.lane, 1);
+    assert_int_equal(plan_bcast(s, (512 << 10) - 1, 16, 4).levels.lane, 0);
+    assert_int_equal(plan_bcast(s, 1 << 20, 16, 1).levels.lane, 0);  // one node (NUMA levels only)
     s.single_copy = 1;
     ml = plan_bcast(s, 1 << 20, 16, 4);
     assert_true(ml.levels.core == knomial);
+    assert_int_equal(ml.levels.lane, 0);
     assert_false(two_tree_split(ml));
     assert_int_equal(ml.level_bytes[kCoreLevel], 64 << 10);
     s.topology = 0;

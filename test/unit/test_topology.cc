@@ -87,10 +87,10 @@ int domain_of(const Topology &t, int r) { return t.numa.empty() ? 0 : t.numa[r];
 bool same_domain(const Topology &t, int a, int b) { return t.same_node(a, b) && domain_of(t, a) == domain_of(t, b); }
 
 // ---- the builder ----------------------------------------------------------
-void check_tree(const std::string &what, const Topology &t, const Tree &tree, int root) {
-    const int p = t.size();
-    if (tree.size() != p || tree.root() != root || tree.parent(root) != -1) fail_msg("%s: bad root", what.c_str());
-    // Reached exactly once, from the root, parents and children consistent.
+// Reached exactly once, from the root, parents and children consistent.
+void check_reach(const std::string &what, const Tree &tree, int root) {
+    const int p = tree.size();
+    if (tree.root() != root || tree.parent(root) != -1) fail_msg("%s: bad root", what.c_str());
     std::vector<int> reached(p, 0), queue{root};
     reached[root] = 1;
     for (size_t i = 0; i < queue.size(); ++i) {
@@ -102,6 +102,12 @@ void check_tree(const std::string &what, const Topology &t, const Tree &tree, in
         }
     }
     if (static_cast<int>(queue.size()) != p) fail_msg("%s: %zu of %d ranks reached", what.c_str(), queue.size(), p);
+}
+
+void check_tree(const std::string &what, const Topology &t, const Tree &tree, int root) {
+    const int p = t.size();
+    if (tree.size() != p) fail_msg("%s: bad size", what.c_str());
+    check_reach(what, tree, root);
     // Edge counts per level, and leaders.
     std::set<int> nodes(t.node.begin(), t.node.end());
     std::set<std::pair<int, int>> domains;
@@ -390,6 +396,135 @@ void test_level_segment_sizes(void **) {
     std::printf("# %ld broadcasts with per-level message sizes checked\n", runs);
 }
 
+// ---- lanes: two trees inside nodes, each half entering by its own rank ----
+// Tree `which` of a message cut in two halves (two_tree.h's half_tree).
+LevelSpecs lane_levels(TreeShape node_shape, int which) {
+    LevelSpecs l{{node_shape, node_shape == TreeShape::two_tree ? which : 0},
+                 {TreeShape::flat, 0},
+                 {TreeShape::two_tree, which}};
+    l.lane = 1;
+    return l;
+}
+
+int lowest_of_node(const Topology &t, int r) {
+    for (int q = 0; q < t.size(); ++q)
+        if (t.same_node(q, r)) return q;
+    return r;
+}
+
+// The rank before `r`'s node leader among its node's ranks, cyclically.
+int before_leader(const Topology &t, int leader) {
+    std::vector<int> ranks;
+    for (int q = 0; q < t.size(); ++q)
+        if (t.same_node(q, leader)) ranks.push_back(q);
+    const size_t at = std::find(ranks.begin(), ranks.end(), leader) - ranks.begin();
+    return ranks[(at + ranks.size() - 1) % ranks.size()];
+}
+
+// Each half's tree reaches every rank once and enters every other node once,
+// by the node's leader (first half) or the rank before it (second half);
+// with a pipeline between nodes of an even number of ranks, no rank sends
+// more than one copy (children in both trees together at most 2), where the
+// nodes' own leaders sent two.
+void test_lane_trees(void **) {
+    long trees = 0;
+    for (const Placement &pl : placements()) {
+        const Topology &t = pl.topo;
+        if (!t.numa.empty()) continue;  // lanes need one NUMA domain per node
+        bool even = t.size() > 0;
+        for (int r = 0; r < t.size(); ++r) {
+            int n = 0;
+            for (int q = 0; q < t.size(); ++q) n += t.same_node(q, r);
+            even &= n % 2 == 0;
+        }
+        for (TreeShape node_shape : {TreeShape::pipeline, TreeShape::two_tree}) {
+            for (int root = 0; root < t.size(); ++root) {
+                const Tree a = build_level_tree(t, lane_levels(node_shape, 0), root);
+                const Tree b = build_level_tree(t, lane_levels(node_shape, 1), root);
+                int most = 0, most_classic = 0;
+                LevelSpecs classic = lane_levels(node_shape, 0);
+                classic.lane = 0;
+                const Tree c0 = build_level_tree(t, classic, root);
+                classic.core.param = 1, classic.node.param = node_shape == TreeShape::two_tree ? 1 : 0;
+                const Tree c1 = build_level_tree(t, classic, root);
+                for (int which = 0; which < 2; ++which) {
+                    const Tree &tree = which ? b : a;
+                    const std::string what = pl.name + " root=" + std::to_string(root) + " half " +
+                                             std::to_string(which) + " " + std::string(tree_shape_name(node_shape));
+                    check_reach(what, tree, root);
+                    int crossings = 0;
+                    for (int r = 0; r < t.size(); ++r) {
+                        const int up = tree.parent(r);
+                        if (up < 0) continue;
+                        const bool across = !t.same_node(r, up);
+                        if (tree.edge_level(r) != (across ? kNodeLevel : kCoreLevel))
+                            fail_msg("%s: edge %d->%d has level %d", what.c_str(), up, r, tree.edge_level(r));
+                        if (!across) continue;
+                        ++crossings;
+                        const int leader = lowest_of_node(t, r);
+                        const int entry = which == 0 ? leader : before_leader(t, leader);
+                        if (r != entry)
+                            fail_msg("%s: node of %d entered at %d, expected %d", what.c_str(), leader, r, entry);
+                    }
+                    if (crossings != t.nodes() - 1)
+                        fail_msg("%s: %d inter-node edges for %d nodes", what.c_str(), crossings, t.nodes());
+                    ++trees;
+                }
+                for (int r = 0; r < t.size(); ++r) {
+                    most = std::max<int>(most, a.children(r).size() + b.children(r).size());
+                    most_classic = std::max<int>(most_classic, c0.children(r).size() + c1.children(r).size());
+                }
+                if (even && node_shape == TreeShape::pipeline && most > 2)
+                    fail_msg("%s root=%d: a rank has %d children in the two lane trees", pl.name.c_str(), root, most);
+                if (even && node_shape == TreeShape::pipeline && t.nodes() > 1 && most_classic < 3)
+                    fail_msg("%s root=%d: the classic trees' leaders should carry more", pl.name.c_str(), root);
+            }
+        }
+    }
+    std::printf("# %ld lane trees checked\n", trees);
+}
+
+// Whole broadcasts on lane trees over the fake network: shared memory
+// without single copy makes the plan take two trees inside nodes, and lanes
+// from 512 KiB; every rank's data checked.
+void test_collectives_on_lane_trees(void **) {
+    long runs = 0;
+    for (const Placement &pl : placements()) {
+        if (pl.topo.size() > 13 || pl.topo.size() < 2 || !pl.topo.numa.empty()) continue;
+        auto s = multi_level_settings(size_t{16} << 10);
+        s.single_copy = 0;
+        s.core_message_cost = 2048;
+        s.node_algorithm = ADAPT2_ALG_PIPELINE;
+        for (int root : {0, pl.topo.size() / 2, pl.topo.size() - 1}) {
+            for (auto o : completion_orders(1)) {
+                World w(pl.topo, o);
+                const int p = pl.topo.size();
+                const size_t bytes = size_t{640} << 10;  // lanes from 512 KiB
+                if (pl.topo.nodes() > 1 && plan_bcast(s, bytes, p, pl.topo.nodes()).levels.lane != 1)
+                    fail_msg("lanes %s: the plan of %zu bytes takes no lanes", pl.name.c_str(), bytes);
+                std::vector<std::vector<char>> mem(p, std::vector<char>(bytes, 0));
+                for (size_t i = 0; i < bytes; ++i) mem[root][i] = pattern(i);
+                std::vector<Done> done(p);
+                for (int r = 0; r < p; ++r) {
+                    if (start_bcast(*w.comms[r], contiguous_buffer(mem[r].data(), bytes), root, 42, s, on_done,
+                                    &done[r]) != 0)
+                        fail_msg("lanes %s: start failed", pl.name.c_str());
+                }
+                w.net.run();
+                for (int r = 0; r < p; ++r) {
+                    if (done[r].calls != 1 || done[r].status != 0)
+                        fail_msg("lanes %s root %d: rank %d not done once", pl.name.c_str(), root, r);
+                    for (size_t i = 0; i < bytes; ++i)
+                        if (mem[r][i] != pattern(i))
+                            fail_msg("lanes %s root %d: rank %d byte %zu wrong", pl.name.c_str(), root, r, i);
+                }
+                ++runs;
+            }
+        }
+    }
+    std::printf("# %ld broadcasts on lane trees checked\n", runs);
+}
+
 }  // namespace
 
 int main() {
@@ -401,6 +536,8 @@ int main() {
         cmocka_unit_test(test_collectives_on_multi_level_trees),
         cmocka_unit_test(test_edge_levels),
         cmocka_unit_test(test_level_segment_sizes),
+        cmocka_unit_test(test_lane_trees),
+        cmocka_unit_test(test_collectives_on_lane_trees),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -20,10 +20,10 @@ std::string tree_name(TreeSpec t) {
 }  // namespace
 
 std::string describe(const BcastPlan &plan) {
-    std::string tree = plan.multi_level
-                           ? "multi-level (nodes " + tree_name(plan.levels.node) + ", NUMA " +
-                                 tree_name(plan.levels.numa) + ", cores " + tree_name(plan.levels.core) + ")"
-                           : tree_name(plan.tree);
+    std::string tree = plan.multi_level ? "multi-level (nodes " + tree_name(plan.levels.node) + ", NUMA " +
+                                              tree_name(plan.levels.numa) + ", cores " + tree_name(plan.levels.core) +
+                                              (plan.levels.lane ? ", a lane per half" : "") + ")"
+                                        : tree_name(plan.tree);
     return tree + (plan.segment_bytes ? ", " + std::to_string(plan.segment_bytes) + "-byte segments" : ", one message");
 }
 
@@ -183,8 +183,17 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
 // node while later ones are still on their way.
 BcastPlan multi_level_plan(const adapt2_tree_settings_t &s, TreeSpec core, size_t bytes, int nodes) {
     constexpr size_t kPipelineFrom = size_t{64} << 10;
+    // Two trees inside nodes: each half crosses the nodes in a lane of its
+    // own (topology.h, build_lane_tree) from 512 KiB, where the nodes' own
+    // leaders' second copy costs more than the lanes' deeper start in the
+    // root's node (simulator, no single copy, 64 and 1,024 ranks: lanes took
+    // 1.07-1.33x the one-leader tree's time at 64-128 KiB, 0.98-1.08x at
+    // 256 KiB, 0.97-1.01x at 512 KiB, 0.84-0.85x at 1 MiB and 0.70-0.77x
+    // at 8 MiB; docs/measurements.md, "Lanes").
+    constexpr size_t kLanesFrom = size_t{512} << 10;
     BcastPlan plan{core, s.topology_segment_size};
     plan.multi_level = true;
+    plan.levels.lane = core.shape == TreeShape::two_tree && bytes >= kLanesFrom && nodes > 1 ? 1 : 0;
     plan_level_bytes(s, &plan);
     const int segments = Segments(bytes, plan.segment_bytes).count();
     const TreeSpec auto_node = bytes < kPipelineFrom       ? TreeSpec{TreeShape::binomial, 0}

@@ -94,8 +94,48 @@ bool Topology::multi_level() const {
     return !numa.empty() && std::set<int>(numa.begin(), numa.end()).size() > 1;
 }
 
+namespace {
+
+// The rank before `leader` among `ranks` (ascending), cyclically.
+int rank_before(const std::vector<int> &ranks, int leader) {
+    const auto at = std::find(ranks.begin(), ranks.end(), leader) - ranks.begin();
+    return ranks[(at + ranks.size() - 1) % ranks.size()];
+}
+
+bool one_domain_each(const std::vector<Domains> &nodes) {
+    return std::all_of(nodes.begin(), nodes.end(), [](const Domains &n) { return n.size() == 1; });
+}
+
+// Tree `which` (0 or 1) of two trees inside nodes, with lanes
+// (build_level_tree, topology.h).
+Tree build_lane_tree(const std::vector<Domains> &nodes, const LevelSpecs &levels, int root, int which, int size) {
+    LevelLinker linker(size);
+    std::vector<int> entries;  // where the half enters each node
+    int top = root;
+    for (const Domains &node : nodes) {
+        const std::vector<int> &ranks = node.front();
+        const int leader = leader_of(ranks, root), second = rank_before(ranks, leader);
+        const bool root_node = contains(ranks, root);
+        if (root_node) top = second;
+        entries.push_back(root_node || which == 1 ? second : leader);
+    }
+    linker.link(levels.node, entries, top, kNodeLevel);
+    for (size_t n = 0; n < nodes.size(); ++n) {
+        const std::vector<int> &ranks = nodes[n].front();
+        const bool root_node = contains(ranks, root);
+        const TreeSpec spec{TreeShape::two_tree, root_node ? which : which == 1 ? 2 : 0};
+        linker.link(spec, ranks, root_node ? root : entries[n], kCoreLevel);
+    }
+    return linker.finish(root);
+}
+
+}  // namespace
+
 Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root) {
     const std::vector<Domains> nodes = group_ranks(topo);
+    if (levels.lane == 1 && levels.core.shape == TreeShape::two_tree && one_domain_each(nodes)) {
+        return build_lane_tree(nodes, levels, root, levels.core.param == 1 ? 1 : 0, topo.size());
+    }
     LevelLinker linker(topo.size());
     // Links are added level by level, so every rank lists its node-level
     // children first, then NUMA, then core.

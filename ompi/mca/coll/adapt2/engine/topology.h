@@ -42,13 +42,28 @@ struct LevelSpecs {
     TreeSpec node;  // between node leaders
     TreeSpec numa;  // between the NUMA-domain leaders of one node
     TreeSpec core;  // between the ranks of one NUMA domain
+    // Two trees inside nodes (core two_tree), the second half's tree: 1 takes
+    // the second leader's lane (build_level_tree), 0 the nodes' own leaders.
+    int lane = 0;
 
-    bool operator==(const LevelSpecs &o) const { return node == o.node && numa == o.numa && core == o.core; }
+    bool operator==(const LevelSpecs &o) const {
+        return node == o.node && numa == o.numa && core == o.core && lane == o.lane;
+    }
 };
 
 // Builds the multi-level tree of `topo` rooted at `root`. A rank's children
 // are listed node level first, then NUMA, then core: the largest subtrees
 // behind the slowest links are served first.
+//
+// Lanes (levels.lane = 1, core two_tree, one NUMA domain per node): the
+// tree of a message's second half enters every node but the root's at the
+// rank before its leader (its second leader), which roots the node's tree 2
+// (tree_shapes.cc), and the second leaders are linked between nodes by the
+// node tree. The root's node keeps tree 1, whose leaf before the root (a
+// leaf in both of its trees) takes the half on to the other nodes. So a
+// node leader sends one half into its node and on to other nodes, its
+// second leader the other, where one leader would send both: without
+// single copy, the leader's sends were the broadcast's bottleneck.
 Tree build_level_tree(const Topology &topo, const LevelSpecs &levels, int root);
 
 // The ranks in node order: nodes in order of their lowest rank, each node's

@@ -23,7 +23,8 @@ enum class TreeShape : uint8_t {
     chain,              // root feeds `chains` chains of near-equal length
     pipeline,           // a single chain
     flat,               // root sends to everyone
-    two_tree,           // param 0 or 1: one of two binary trees in which no rank is interior twice
+    two_tree,           // param 0 or 1: one of two binary trees in which no rank is interior twice;
+                        // 2: tree 1 for a second node leader (build_level_tree's lanes, tree_shapes.cc)
 };
 
 struct TreeSpec {

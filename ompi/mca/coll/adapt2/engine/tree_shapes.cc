@@ -94,7 +94,20 @@ void flat_children(int size, ChildLists &kids) {
 // labels virtual rank v as v, tree 1 as v + 1 (m as 1): a rank with an even
 // label in one tree has an odd one in the other, so it is interior in at
 // most one. The root feeds each tree's top label.
-int two_tree_label(int v, int m, int which) { return which == 0 ? v : v % m + 1; }
+//
+// Tree 2 is tree 1 for a rank that is not tree 0's root: rooted at the rank
+// before tree 0's root R (virtual 0 here, R - 1 there), with the other ranks
+// where tree 1 has them and R where tree 1 has R - 1, i.e. at virtual rank
+// m's place, which is a leaf in both trees when m is odd (an even number of
+// ranks). So a node's second leader can feed half of a message into its
+// node while its first leader feeds the other half (build_level_tree's
+// lanes), and still no rank is interior twice. Virtual rank v of tree 2
+// takes the place of tree 1's v - 1 (v = 1: of m).
+int two_tree_label(int v, int m, int which) {
+    if (which == 0) return v;
+    if (which == 2) v = v == 1 ? m : v - 1;
+    return v % m + 1;
+}
 
 void two_tree_children(int size, int which, ChildLists &kids) {
     const int m = size - 1;
@@ -166,7 +179,7 @@ Tree build_tree(const TreeSpec &spec, int size, int root) {
     case TreeShape::chain: chain_children(size, at_least(spec.param, 1), kids); break;
     case TreeShape::pipeline: chain_children(size, 1, kids); break;
     case TreeShape::flat: flat_children(size, kids); break;
-    case TreeShape::two_tree: two_tree_children(size, spec.param == 1 ? 1 : 0, kids); break;
+    case TreeShape::two_tree: two_tree_children(size, spec.param == 1 || spec.param == 2 ? spec.param : 0, kids); break;
     }
     return rotated(size, root, kids);
 }

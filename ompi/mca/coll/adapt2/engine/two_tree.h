@@ -36,7 +36,7 @@ inline std::shared_ptr<const Tree> half_tree(Comm &comm, const BcastPlan &plan, 
     if (!plan.multi_level) return comm.trees().get({TreeShape::two_tree, which}, root);
     LevelSpecs levels = plan.levels;  // each level of two trees takes tree `which`
     if (levels.node.shape == TreeShape::two_tree) levels.node.param = which;
-    if (levels.core.shape == TreeShape::two_tree) levels.core.param = which;
+    if (levels.core.shape == TreeShape::two_tree) levels.core.param = which;  // and the plan's lane
     return comm.trees().get_levels(levels, root);
 }
 
