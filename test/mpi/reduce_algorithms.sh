@@ -78,4 +78,22 @@ expect_output "np 8, nodes block:4, tree allreduce, two trees inside nodes" \
     --mca coll_adapt2_verbose 20 --mca coll_adapt2_allreduce_algorithm tree --mca coll_adapt2_reduce_algorithm two_tree \
     --mca coll_adapt2_nodes block:4 -- "$BIN/reduce_check" --coll allreduce,iallreduce --ops sum,max,maxloc,matmul \
     --types int,vector:int,indexed:double,double_int,mat2i --counts 1,7,30001,200003 --inplace=both
+# shared memory without single copy: an MPI_Reduce from 64 KiB on more than 2
+# ranks goes up the two trees, flat and inside nodes (a lane per half from
+# 512 KiB); every rank's plan line of the 800 KB calls is checked, then the
+# data for every root, derived types, in place and non-blocking
+expect_output "np 6, no single copy: reduce up two trees of segments" \
+    "reduce of 800000 bytes, root [05]: two_tree, 16384-byte segments; halves of .*rule: auto, reduce, shared memory without single copy" \
+    $((6 * 2)) 6 --mca coll_adapt2_single_copy no --mca coll_adapt2_verbose 20 -- \
+    "$BIN/reduce_check" --coll reduce --types int --ops sum --counts 200000 --roots 0,5
+expect_output "np 8, nodes block:4, no single copy: reduce with a lane per half" \
+    "reduce of 800000 bytes, root [05]: multi-level \\(nodes pipeline, NUMA flat, cores two_tree, a lane per half\\)" \
+    $((8 * 2)) 8 --mca coll_adapt2_single_copy no --mca coll_adapt2_nodes block:4 --mca coll_adapt2_verbose 20 -- \
+    "$BIN/reduce_check" --coll reduce --types int --ops sum --counts 200000 --roots 0,5
+for nodes in "" list:0,1,1,1,1,2,2,3,3; do
+    check "np 9${nodes:+, nodes $nodes}, no single copy, reduce on two trees, three roots" 9 \
+        --mca coll_adapt2_single_copy no ${nodes:+--mca coll_adapt2_nodes $nodes} --mca mpi_param_check 0 -- \
+        "$BIN/reduce_check" --coll reduce,ireduce --types int,vector:int,double_int --ops sum,maxloc,matmul \
+        --counts 7,20000,200003 --roots 0,4,8 --inplace=both
+done
 finish

@@ -143,6 +143,37 @@ void test_no_single_copy_takes_two_trees(void **) {
     assert_true(plan_bcast(s, 1 << 20, 8).tree == knomial);
 }
 
+// An MPI_Reduce without single copy takes the two trees from 64 KiB on more
+// than 2 ranks, as a broadcast does; not the tree allreduce (spread 0), not a
+// non-commutative op, not with single copy.
+void test_reduce_without_single_copy(void **) {
+    auto s = defaults();
+    s.single_copy = 0;
+    s.core_message_cost = 2048;
+    const TreeSpec two_tree{TreeShape::two_tree, 0};
+    BcastPlan p = plan_reduce(s, 1 << 20, true, 1, 8);
+    assert_true(p.tree == two_tree);
+    assert_int_equal(p.segment_bytes, 16 << 10);  // as the broadcast's: depth 4, 22.6K
+    assert_true(two_tree_split(p));
+    assert_false(plan_reduce(s, (64 << 10) - 1, true, 1, 8).tree == two_tree);
+    assert_false(plan_reduce(s, 1 << 20, true, 1, 2).tree == two_tree);
+    assert_false(plan_reduce(s, 1 << 20, true, 1, 0).tree == two_tree);  // the tree allreduce
+    assert_true(plan_reduce(s, 1 << 20, false, 1, 8).tree == (TreeSpec{TreeShape::in_order_binomial, 0}));
+    s.algorithm = ADAPT2_ALG_BINOMIAL;
+    assert_true(plan_reduce(s, 1 << 20, true, 1, 8).tree == (TreeSpec{TreeShape::binomial, 0}));
+    s.algorithm = ADAPT2_ALG_AUTO;
+    s.topology = 1;
+    s.topology_segment_size = 256 << 10;
+    p = plan_reduce(s, 1 << 20, true, 4, 16);
+    assert_true(p.levels.core == two_tree);
+    assert_int_equal(p.levels.lane, 1);
+    assert_int_equal(p.segment_bytes, 16 << 10);  // 4 ranks a node
+    s.single_copy = 1;
+    p = plan_reduce(s, 1 << 20, true, 4, 16);
+    assert_true(p.levels.core == (TreeSpec{TreeShape::knomial, 8}));
+    assert_false(two_tree_split(p));
+}
+
 void test_forced_algorithms_keep_their_settings(void **) {
     auto s = defaults();
     s.segment_size = 4096;
@@ -830,6 +861,7 @@ int main() {
         cmocka_unit_test(test_every_rule_is_named),
         cmocka_unit_test(test_rules_parse),
         cmocka_unit_test(test_no_single_copy_takes_two_trees),
+        cmocka_unit_test(test_reduce_without_single_copy),
         cmocka_unit_test(test_rules_fingerprint),
         cmocka_unit_test(test_rules_rejections),
         cmocka_unit_test(test_rules_match),

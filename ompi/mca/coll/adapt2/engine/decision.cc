@@ -123,6 +123,16 @@ size_t copying_tree_segment(const adapt2_tree_settings_t &s, size_t bytes, int r
     return pipeline_segment(bytes, s.core_message_cost, node_tree_depth({TreeShape::two_tree, 0}, ranks), most);
 }
 
+// A multi-level plan whose core level `auto` made two trees without single
+// copy: inside the nodes, the two trees' own segments (their depth there:
+// the ranks of a node, about comm_size / nodes), where smaller.
+void size_copying_core(const adapt2_tree_settings_t &s, size_t bytes, int comm_size, int nodes, BcastPlan *plan) {
+    if (s.algorithm != ADAPT2_ALG_AUTO || plan->segment_bytes == 0) return;
+    size_t &core = plan->level_bytes[kCoreLevel];
+    core = copying_tree_segment(s, bytes, (comm_size + nodes - 1) / nodes, core);
+    plan->segment_bytes = std::min(plan->segment_bytes, core);
+}
+
 }  // namespace
 
 // Default rule, measured with perf/compare.py on one host (docs/design.md, "Choosing
@@ -140,13 +150,7 @@ BcastPlan plan_bcast(const adapt2_bcast_settings_t &s, size_t bytes, int comm_si
     const TreeSpec auto_tree{copying ? TreeShape::two_tree : TreeShape::knomial, copying ? 0 : s.radix};
     if (s.topology) {
         BcastPlan plan = multi_level_plan(s, forced_or(s.algorithm, s, auto_tree), bytes, nodes);
-        // inside the nodes, the two trees' own segments (their depth there:
-        // the ranks of a node, about comm_size / nodes), where smaller
-        if (copying && s.algorithm == ADAPT2_ALG_AUTO && plan.segment_bytes > 0) {
-            size_t &core = plan.level_bytes[kCoreLevel];
-            core = copying_tree_segment(s, bytes, (comm_size + nodes - 1) / nodes, core);
-            plan.segment_bytes = std::min(plan.segment_bytes, core);
-        }
+        if (copying) size_copying_core(s, bytes, comm_size, nodes, &plan);
         return plan;
     }
     BcastPlan plan{tree_for_algorithm(s.algorithm, s), s.segment_size};
@@ -228,12 +232,28 @@ BcastPlan plan_reduce(const adapt2_tree_settings_t &s, size_t bytes, bool commut
     BcastPlan plan{{TreeShape::in_order_binomial, 0}, s.segment_size};
     plan.rule = "non-commutative op: in-order binomial (combines in rank order)";
     if (!commutative) return plan;
+    // Without single copy, an MPI_Reduce from 64 KiB on more than 2 ranks
+    // takes the two trees as a broadcast does (plan_bcast): every rank
+    // receives about one copy where a wide tree's root receives every
+    // child's whole message in turn (simulator, machines without single
+    // copy, 1 MiB at 64-16,384 ranks: 1.1-2.0x the bound against 1.8-11.2x;
+    // docs/measurements.md, "Reduce without single copy").
+    const bool copying = spread_ranks > 2 && copies_each_message(s, bytes);
+    const TreeSpec auto_core = copying ? TreeSpec{TreeShape::two_tree, 0} : TreeSpec{TreeShape::knomial, s.radix};
     if (s.topology) {
-        return multi_level_plan(s, forced_or(s.algorithm, s, TreeSpec{TreeShape::knomial, s.radix}), bytes, nodes);
+        plan = multi_level_plan(s, forced_or(s.algorithm, s, auto_core), bytes, nodes);
+        if (copying) size_copying_core(s, bytes, spread_ranks, nodes, &plan);
+        return plan;
     }
     plan.tree = tree_for_algorithm(s.algorithm, s);
     plan.rule = "reduce_algorithm forces the tree";
     if (s.algorithm != ADAPT2_ALG_AUTO) return plan;
+    if (copying) {
+        plan.tree = auto_core;
+        plan.segment_bytes = copying_tree_segment(s, bytes, spread_ranks, s.segment_size);
+        plan.rule = "auto, reduce, shared memory without single copy, from 64 KiB: two trees of segments";
+        return plan;
+    }
     constexpr size_t kLarge = size_t{1} << 20;
     const bool large = bytes >= kLarge;
     if (!large && spread_ranks > kSpreadAbove && bytes >= kSpreadFrom) {
