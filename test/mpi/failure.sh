@@ -42,6 +42,10 @@ expect_abort "allreduce, direct path (recursive doubling)" 4 "coll:adapt2: MPI_A
     -- "$BIN/reduce_check" --coll allreduce --ops sum --types int --counts 3
 expect_abort "reduce, direct path (a leaf)" 4 "coll:adapt2: MPI_Reduce on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, reduce of [0-9]+ bytes \(root 3\) on the direct path: sending to its parent, rank 3 failed with error -?[0-9]+.*aborting the job" 1 \
     -- "$BIN/reduce_check" --coll reduce --ops sum --types int --counts 3 --roots 3
+expect_abort "bcast, direct path, sends left behind (1000 B)" 4 "coll:adapt2: MPI_Bcast on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, bcast of 1000 bytes \(root 0\) on the direct path: posting the send to its child, rank [1-3] failed with error -?[0-9]+.*aborting the job" 3 \
+    -- "$BIN/bcast_check" -t int -s 1000 -r 0
+expect_abort "reduce, direct path, send left behind (a leaf, 2000 B)" 4 "coll:adapt2: MPI_Reduce on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, reduce of [0-9]+ bytes \(root 3\) on the direct path: sending to its parent, rank 3 failed with error -?[0-9]+.*aborting the job" 1 \
+    -- "$BIN/reduce_check" --coll reduce --ops sum --types int --counts 500 --roots 3
 expect_abort "bcast, multi-level, struct with holes" 6 "$WHY 6, bcast .*$SEND" 5 \
     --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_cut" --counts 70000
 expect_abort "reduce, non-root" 4 "$WHY 4, reduce .*$SEND" 2 \

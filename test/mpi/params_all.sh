@@ -80,6 +80,7 @@ trace                             own
 trace_max_events                  range                  traced
 detach_min_message                range
 direct_path                       range
+direct_detach_max                 range
 detach_max_message                range
 detach_max_bytes                  range
 detach_grace_us                   range

@@ -57,6 +57,8 @@ typedef struct adapt2_bcast_settings {
     int send_window;           /* sends in flight per child */
     size_t detach_min_message; /* ... and above this many (below: the latency path) */
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
+    size_t direct_detach_max;  /* the direct path leaves its sends behind up to this many (above
+                                  detach_min_message; coll_adapt2_direct_detach_max) */
     size_t await_min_bytes;    /* a blocking bcast root waits for hellos (below) from this size;
                                   smaller messages are copied at once */
     int blocking;              /* a blocking call (plan_call sets it from the call's facts): if
@@ -409,9 +411,11 @@ typedef struct adapt2_direct_step {
 } adapt2_direct_step_t;
 typedef struct adapt2_direct_route {
     /* bcast and reduce: the plan's tree (reduce: data flows up it) */
-    int parent;   /* this rank's parent in the tree, -1 at the root */
-    int children; /* how many: child[0 .. children) in serving order */
-    int *child;   /* the caller's array, room for the communicator's size */
+    int parent;       /* this rank's parent in the tree, -1 at the root */
+    int children;     /* how many: child[0 .. children) in serving order */
+    int *child;       /* the caller's array, room for the communicator's size */
+    int leave_behind; /* 1: the sends are posted from a copy and left behind (the call
+                         may detach: coll_adapt2_direct_detach_max) */
     /* allreduce: this rank's exchanges, in order */
     int steps;
     adapt2_direct_step_t step[ADAPT2_DIRECT_MAX_STEPS];
@@ -430,6 +434,12 @@ int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *comm, const adapt2
  * `message_bytes` along `route`. */
 void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *comm, int collective, size_t message_bytes,
                                         const adapt2_direct_route_t *route);
+
+/* Counts a direct call that left its sends behind (coll_adapt2_behind.c):
+ * `copied` bytes copied for them, `in_flight` 1 if they had not completed
+ * when the call returned (a detached call), `waited` 1 if it waited for an
+ * older call's sends to free a slot. */
+void mca_coll_adapt2_engine_direct_left_behind(size_t copied, int in_flight, int waited);
 
 /* ---- implemented by the C layer ---------------------------------------- */
 

@@ -79,6 +79,7 @@ typedef struct mca_coll_adapt2_module_t {
 #define ADAPT2_DIRECT_SLOTS 3
     struct mca_coll_adapt2_direct_t *direct[ADAPT2_DIRECT_SLOTS]; /* the direct path's last routes: bcast,
                                                                    * allreduce, reduce (coll_adapt2_direct.h) */
+    struct mca_coll_adapt2_behind_t *behind; /* the direct path's sends left behind (coll_adapt2_behind.c) */
     mca_coll_adapt2_fallback_t previous;
 } mca_coll_adapt2_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adapt2_module_t);
@@ -266,6 +267,11 @@ void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module);
 /* PML transport (coll_adapt2_pml.c) */
 void mca_coll_adapt2_pml_choose_arming(void);
 void mca_coll_adapt2_pml_ops(ompi_communicator_t *comm, adapt2_transport_ops_t *ops);
+/* A send of `len` bytes through the PML whose completion calls done(req)
+ * with req->req_complete_cb_data = data; `done` frees the request and
+ * returns 1. It may run inside this call, and on any thread. */
+int mca_coll_adapt2_pml_isend_then(ompi_communicator_t *comm, const void *buf, size_t len, int peer, int tag,
+                                   ompi_request_complete_fn_t done, void *data);
 bool mca_coll_adapt2_pml_inject_failure(void); /* coll_adapt2_inject_send_failure's send is now */
 
 /* datatypes (coll_adapt2_datatype.c): `which` is the request's buffer

@@ -47,6 +47,7 @@ static int slot_of(int collective)
 
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module)
 {
+    mca_coll_adapt2_behind_free(module); /* waits for the sends it holds */
     for (int i = 0; i < ADAPT2_DIRECT_SLOTS; ++i) {
         mca_coll_adapt2_direct_t *d = module->direct[i];
         if (d) {
@@ -265,8 +266,69 @@ static int bcast_buffer(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_
     return rc;
 }
 
-static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_datatype_t *dtype,
-                     ompi_communicator_t *comm)
+/* Sends left behind (route->leave_behind): the message goes to the children
+ * from a copy in the send-behind ring, and the call returns without waiting
+ * for them. Returns the sends posted (*rc: OMPI_SUCCESS), or -1 where the
+ * ring cannot hold the call (the caller sends as usual). */
+static int send_behind(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, int tag,
+                       ompi_communicator_t *comm, int *rc)
+{
+    const adapt2_direct_route_t *r = &d->route;
+    char *copy = mca_coll_adapt2_behind_take(module, comm, d->key.bytes, rc);
+    if (NULL == copy) {
+        return OMPI_SUCCESS == *rc ? -1 : 0;
+    }
+    if (m->packed) {
+        memcpy(copy, m->buf, d->key.bytes);
+    } else if (OMPI_SUCCESS !=
+               (*rc = mca_coll_adapt2_convert_whole(m->buf, m->count, m->dtype, copy, d->key.bytes, true))) {
+        mca_coll_adapt2_direct_failed(comm, d, *rc, "copying its message (Open MPI's convertor) for", r->child[0]);
+        return 0;
+    }
+    int posted = 0;
+    for (; posted < r->children && OMPI_SUCCESS == *rc; ++posted) {
+        *rc = mca_coll_adapt2_behind_send(module, comm, d->key.bytes, r->child[posted], tag);
+    }
+    mca_coll_adapt2_behind_keep(module, d->key.bytes);
+    if (OMPI_SUCCESS != *rc) {
+        mca_coll_adapt2_direct_failed(comm, d, *rc, "posting the send to its child,", r->child[posted - 1]);
+    }
+    return posted;
+}
+
+/* The children's sends from the message itself, waited for. */
+static int send_and_wait(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, void *buf, int count,
+                         ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
+{
+    const adapt2_direct_route_t *r = &d->route;
+    int posted = 0, rc = OMPI_SUCCESS;
+    for (; posted < r->children; ++posted) {
+        rc = mca_coll_adapt2_pml_inject_failure()
+                 ? OMPI_ERR_UNREACH
+                 : MCA_PML_CALL(isend(m->buf, m->count, m->dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD,
+                                      comm, &d->sends[posted]));
+        if (OMPI_SUCCESS != rc) {
+            (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
+            return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
+        }
+    }
+    /* the children's sends read the packed bytes while they are unpacked */
+    if (r->parent >= 0 && m->packed &&
+        OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m->buf, d->key.bytes, false))) {
+        (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
+        return mca_coll_adapt2_direct_failed(
+            comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
+    }
+    rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
+    if (OMPI_SUCCESS != rc) {
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "completing its sends to its children, the first being",
+                                             r->child[0]);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int run_bcast(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t *d, void *buf, int count,
+                     ompi_datatype_t *dtype, ompi_communicator_t *comm)
 {
     const adapt2_direct_route_t *r = &d->route;
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
@@ -285,30 +347,15 @@ static int run_bcast(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_dat
         return mca_coll_adapt2_direct_failed(comm, d, rc, "packing its datatype (Open MPI's convertor) for",
                                              r->child[0]);
     }
-    int posted = 0;
-    for (; posted < r->children; ++posted) {
-        rc = mca_coll_adapt2_pml_inject_failure()
-                 ? OMPI_ERR_UNREACH
-                 : MCA_PML_CALL(isend(m.buf, m.count, m.dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD, comm,
-                                      &d->sends[posted]));
-        if (OMPI_SUCCESS != rc) {
-            (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-            return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
+    if (r->leave_behind && r->children > 0 && send_behind(module, d, &m, tag, comm, &rc) >= 0) {
+        if (OMPI_SUCCESS == rc && r->parent >= 0 && m.packed &&
+            OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m.buf, d->key.bytes, false))) {
+            return mca_coll_adapt2_direct_failed(
+                comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
         }
+        return rc;
     }
-    /* the children's sends read the packed bytes while they are unpacked */
-    if (r->parent >= 0 && m.packed &&
-        OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m.buf, d->key.bytes, false))) {
-        (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-        return mca_coll_adapt2_direct_failed(
-            comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
-    }
-    rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-    if (OMPI_SUCCESS != rc) {
-        return mca_coll_adapt2_direct_failed(comm, d, rc, "completing its sends to its children, the first being",
-                                             r->child[0]);
-    }
-    return OMPI_SUCCESS;
+    return send_and_wait(d, &m, buf, count, dtype, tag, comm);
 }
 
 static void describe_bcast(const void *module, adapt2_call_t *call)
@@ -329,7 +376,7 @@ bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatyp
     if (NULL == d) {
         return false;
     }
-    *rc = run_bcast(d, buf, count, datatype, comm);
+    *rc = run_bcast(module, d, buf, count, datatype, comm);
     mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_BCAST, key.bytes, &d->route);
     return true;
 }

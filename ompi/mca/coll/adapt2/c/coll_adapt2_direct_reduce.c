@@ -61,22 +61,52 @@ static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_o
     return OMPI_SUCCESS;
 }
 
-static int send_up(const mca_coll_adapt2_direct_t *d, const void *buf, int count, ompi_datatype_t *dtype, int tag,
-                   ompi_communicator_t *comm)
+enum { kNotHeld = 1 }; /* not an OMPI_* code (those are 0 or negative) */
+
+/* Sends left behind (route->leave_behind): the data goes up from a copy in
+ * the send-behind ring and the call returns without waiting for the parent
+ * (coll_adapt2_behind.c). kNotHeld where the ring cannot hold it. */
+static int send_up_behind(mca_coll_adapt2_module_t *module, const mca_coll_adapt2_direct_t *d, const void *buf,
+                          int count, ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
 {
     const int parent = d->route.parent;
+    int rc;
+    char *copy = mca_coll_adapt2_behind_take(module, comm, d->key.bytes, &rc);
+    if (NULL == copy) {
+        return OMPI_SUCCESS == rc ? kNotHeld : rc;
+    }
+    rc = mca_coll_adapt2_convert_whole((void *) buf, count, dtype, copy, d->key.bytes, true);
+    if (OMPI_SUCCESS != rc) {
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "copying its data (Open MPI's convertor) for its parent,",
+                                             parent);
+    }
+    rc = mca_coll_adapt2_behind_send(module, comm, d->key.bytes, parent, tag);
+    mca_coll_adapt2_behind_keep(module, d->key.bytes);
+    return OMPI_SUCCESS == rc ? rc : mca_coll_adapt2_direct_failed(comm, d, rc, "sending to its parent,", parent);
+}
+
+static int send_up(mca_coll_adapt2_module_t *module, const mca_coll_adapt2_direct_t *d, const void *buf, int count,
+                   ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
+{
+    const int parent = d->route.parent;
+    if (d->route.leave_behind) {
+        const int rc = send_up_behind(module, d, buf, count, dtype, tag, comm);
+        if (kNotHeld != rc) {
+            return rc;
+        }
+    }
     const int rc = mca_coll_adapt2_pml_inject_failure()
                        ? OMPI_ERR_UNREACH
                        : MCA_PML_CALL(send(buf, count, dtype, parent, tag, MCA_PML_BASE_SEND_STANDARD, comm));
     return OMPI_SUCCESS == rc ? rc : mca_coll_adapt2_direct_failed(comm, d, rc, "sending to its parent,", parent);
 }
 
-static int run_reduce(mca_coll_adapt2_direct_t *d, const slots_t *s, const void *own, void *rbuf, int count,
-                      ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm)
+static int run_reduce(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t *d, const slots_t *s, const void *own,
+                      void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op, ompi_communicator_t *comm)
 {
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     if (0 == d->route.children) { /* a leaf: its data as it lies */
-        return send_up(d, own, count, dtype, tag, comm);
+        return send_up(module, d, own, count, dtype, tag, comm);
     }
     const bool root = d->route.parent < 0;
     const mca_coll_adapt2_direct_data_t *u = s->data;
@@ -87,7 +117,7 @@ static int run_reduce(mca_coll_adapt2_direct_t *d, const slots_t *s, const void 
         return rc;
     }
     if (!root) {
-        return send_up(d, acc, u->units, u->unit, tag, comm);
+        return send_up(module, d, acc, u->units, u->unit, tag, comm);
     }
     if (acc != rbuf) {
         ompi_datatype_sndrcv(acc, u->units, u->unit, rbuf, count, dtype);
@@ -114,7 +144,7 @@ bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi
         return true;
     }
     const void *own = MPI_IN_PLACE == sbuf ? rbuf : sbuf; /* (in place: the root only) */
-    *rc = run_reduce(d, &s, own, rbuf, count, dtype, op, comm);
+    *rc = run_reduce(module, d, &s, own, rbuf, count, dtype, op, comm);
     mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE, data.bytes, &d->route);
     return true;
 }

@@ -25,6 +25,7 @@ static void module_construct(mca_coll_adapt2_module_t *module)
     for (int i = 0; i < ADAPT2_DIRECT_SLOTS; ++i) {
         module->direct[i] = NULL;
     }
+    module->behind = NULL;
     memset(&module->previous, 0, sizeof module->previous);
 }
 

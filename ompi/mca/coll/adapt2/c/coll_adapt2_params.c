@@ -307,6 +307,7 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_pa
     s->send_window = ADAPT2_INT(send_window);
     s->detach_min_message = (size_t) ADAPT2_LONG(detach_min_message);
     s->detach_max_message = (size_t) ADAPT2_LONG(detach_max_message);
+    s->direct_detach_max = (size_t) ADAPT2_LONG(direct_detach_max);
     long await_min = ADAPT2_LONG(detach_await_min_bytes);
     s->await_min_bytes = (size_t) (await_min >= 0 ? await_min : auto_await_min_bytes());
     s->blocking = 0;

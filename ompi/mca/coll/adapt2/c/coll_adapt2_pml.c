@@ -50,15 +50,15 @@ static int pml_done(ompi_request_t *req)
     return 1; /* the request is freed: the PML must not mark it complete */
 }
 
-static int arm(ompi_request_t *req, void *op)
+static int arm(ompi_request_t *req, ompi_request_complete_fn_t done, void *data)
 {
     if (!use_persistent) {
-        /* Returns what pml_done returned (1) when it ran at once: not an error. */
-        (void) ompi_request_set_callback(req, pml_done, op);
+        /* Returns what `done` returned (1) when it ran at once: not an error. */
+        (void) ompi_request_set_callback(req, done, data);
         return OMPI_SUCCESS;
     }
-    req->req_complete_cb_data = op;
-    req->req_complete_cb = pml_done;
+    req->req_complete_cb_data = data;
+    req->req_complete_cb = done;
     int rc = MCA_PML_CALL(start(1, &req));
     if (OMPI_SUCCESS != rc) {
         req->req_complete_cb = NULL;
@@ -79,19 +79,23 @@ bool mca_coll_adapt2_pml_inject_failure(void)
     return n > 0 && opal_atomic_add_fetch_32(&sends, 1) == n;
 }
 
-static int pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
+int mca_coll_adapt2_pml_isend_then(ompi_communicator_t *comm, const void *buf, size_t len, int peer, int tag,
+                                   ompi_request_complete_fn_t done, void *data)
 {
     ompi_request_t *req;
     if (mca_coll_adapt2_pml_inject_failure()) {
         return OMPI_ERR_UNREACH;
     }
-    ompi_communicator_t *c = (ompi_communicator_t *) comm;
-    int rc =
-        use_persistent
-            ? MCA_PML_CALL(
-                  isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag, MCA_PML_BASE_SEND_STANDARD, c, &req))
-            : MCA_PML_CALL(isend((void *) buf, len, &ompi_mpi_byte.dt, peer, tag, MCA_PML_BASE_SEND_STANDARD, c, &req));
-    return OMPI_SUCCESS == rc ? arm(req, op) : rc;
+    int rc = use_persistent ? MCA_PML_CALL(isend_init((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
+                                                      MCA_PML_BASE_SEND_STANDARD, comm, &req))
+                            : MCA_PML_CALL(isend((void *) buf, len, &ompi_mpi_byte.dt, peer, tag,
+                                                 MCA_PML_BASE_SEND_STANDARD, comm, &req));
+    return OMPI_SUCCESS == rc ? arm(req, done, data) : rc;
+}
+
+static int pml_isend(void *comm, const void *buf, size_t len, int peer, int tag, void *op)
+{
+    return mca_coll_adapt2_pml_isend_then((ompi_communicator_t *) comm, buf, len, peer, tag, pml_done, op);
 }
 
 static int pml_irecv(void *comm, void *buf, size_t len, int peer, int tag, void *op)
@@ -100,7 +104,7 @@ static int pml_irecv(void *comm, void *buf, size_t len, int peer, int tag, void 
     ompi_communicator_t *c = (ompi_communicator_t *) comm;
     int rc = use_persistent ? MCA_PML_CALL(irecv_init(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req))
                             : MCA_PML_CALL(irecv(buf, len, &ompi_mpi_byte.dt, peer, tag, c, &req));
-    return OMPI_SUCCESS == rc ? arm(req, op) : rc;
+    return OMPI_SUCCESS == rc ? arm(req, pml_done, op) : rc;
 }
 
 void mca_coll_adapt2_pml_ops(ompi_communicator_t *comm, adapt2_transport_ops_t *ops)

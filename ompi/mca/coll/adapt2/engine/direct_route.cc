@@ -65,12 +65,15 @@ const char *not_direct_because(const adapt2_call_t &call, const CallPlan &plan) 
         return "not a broadcast, reduce or allreduce";
     }
     if (Segments(bytes, plan.tree.segment_bytes).count() != 1) return "more than one segment";
-    if (may_detach(plan.settings.tree, bytes)) return "may detach (hellos)";
+    if (may_detach(plan.settings.tree, bytes) && bytes > plan.settings.tree.direct_detach_max) {
+        return "may detach, above direct_detach_max (hellos)";
+    }
     return nullptr;
 }
 
 // Bcast sends to the children, reduce to the parent.
-void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, adapt2_direct_route_t *route) {
+void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, size_t bytes,
+                adapt2_direct_route_t *route) {
     const auto tree = planned_tree(comm.trees(), plan.tree, root);
     const int rank = comm.rank();
     route->parent = tree->parent(rank);
@@ -87,11 +90,16 @@ void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, adap
         route->sends = route->children;
         route->remote_sends = remote_children;
     }
-    snprintf(route->plan, sizeof route->plan, "%s (rule: %s)", describe(plan.tree).c_str(), plan.tree.rule);
+    // a call that may detach leaves its sends behind (not_direct_because
+    // let it through up to direct_detach_max)
+    route->leave_behind = may_detach(plan.settings.tree, bytes) ? 1 : 0;
+    snprintf(route->plan, sizeof route->plan, "%s%s (rule: %s)", describe(plan.tree).c_str(),
+             route->leave_behind ? ", sends left behind" : "", plan.tree.rule);
 }
 
 void exchange_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
     route->steps = 0;
+    route->leave_behind = 0;
     route->sends = 0;
     route->remote_sends = 0;
     plan_recdoubling(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
@@ -121,7 +129,7 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
         if (call->collective == ADAPT2_COLL_ALLREDUCE) {
             exchange_route(*comm, plan, route);
         } else {
-            tree_route(*comm, plan, call->collective, call->root, route);
+            tree_route(*comm, plan, call->collective, call->root, call->recv.bytes, route);
         }
         return 1;
     } catch (...) {
@@ -144,4 +152,11 @@ extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_
     if (route->remote_sends > 0) {
         comm->count_internode(static_cast<uint64_t>(route->remote_sends), bytes * route->remote_sends);
     }
+}
+
+extern "C" void mca_coll_adapt2_engine_direct_left_behind(size_t copied, int in_flight, int waited) {
+    using namespace adapt2;
+    count(Counter::detach_bytes, copied);
+    if (in_flight) count(Counter::detached_calls, 1);
+    if (waited) count(Counter::detach_waits, 1);
 }

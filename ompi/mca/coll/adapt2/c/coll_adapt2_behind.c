@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
+/*
+ * The send-behind ring: where the direct path's calls that may detach
+ * (above coll_adapt2_detach_min_message, up to coll_adapt2_direct_detach_max)
+ * keep the copies their sends are posted from, so that the call returns
+ * without waiting for its peers. Such a send is eager: the PML hands it to
+ * the peer's queue when it is posted, so a peer that is late (computing,
+ * descheduled) finds the data when it arrives, and the sender's noise stays
+ * with the sender; only the send's completion waits for the peer. Without the
+ * ring the sender waits until the peer takes the data (measured: 512 B-4 KiB
+ * sends over shared memory do not complete before their receiver is in MPI;
+ * docs/measurements.md, "Sends left behind").
+ *
+ * A slot holds one call's copy and how many of its sends are in flight.
+ * Each send's completion callback frees its request and counts it off (on
+ * whatever thread progresses it: an atomic count, no lock), so no request
+ * outlives its send: a pending request would keep the communicator, and with
+ * it this ring, alive after MPI_Comm_free. Slots are taken in order and given
+ * back in order once their sends are over (looked at each take, progressed
+ * until then when the ring is full), so the memory is bounded: at most
+ * coll_adapt2_detach_max_bytes per communicator (as the engine's detached
+ * calls), in at most kMaxSlots slots, made at the first such call.
+ * Collectives on one communicator never run concurrently (MPI), so only the
+ * callbacks run beside the calls.
+ */
+#include <string.h>
+
+#include "coll_adapt2_direct.h"
+
+#include "opal/runtime/opal_progress.h"
+
+enum { kMaxSlots = 64 };
+
+typedef struct behind_slot {
+    volatile int32_t in_flight; /* its call's sends not over yet */
+    mca_coll_adapt2_behind_t *ring;
+} behind_slot_t;
+
+struct mca_coll_adapt2_behind_t {
+    int slots;                 /* in the ring */
+    size_t slot_bytes;         /* a call's message at most */
+    int oldest, used;          /* the slots in use: oldest .. oldest + used - 1 (mod slots) */
+    char *copies;              /* slots x slot_bytes */
+    behind_slot_t *slot;       /* slots */
+    volatile int32_t failed;   /* a send's error, not reported yet (0: none) */
+    int waited;                /* the call being made waited for a slot */
+};
+
+static int clamp(long value, int low, int high)
+{
+    return value < low ? low : value > high ? high : (int) value;
+}
+
+static mca_coll_adapt2_behind_t *behind_new(void)
+{
+    mca_coll_adapt2_behind_t *b = calloc(1, sizeof *b);
+    if (NULL == b) {
+        return NULL;
+    }
+    b->slot_bytes = (size_t) ADAPT2_LONG(direct_detach_max);
+    const long cap = ADAPT2_LONG(detach_max_bytes);
+    b->slots = clamp(b->slot_bytes > 0 ? cap / (long) b->slot_bytes : 0, 1, kMaxSlots);
+    b->copies = malloc((size_t) b->slots * b->slot_bytes);
+    b->slot = calloc((size_t) b->slots, sizeof *b->slot);
+    if (NULL == b->copies || NULL == b->slot) {
+        free(b->copies);
+        free(b->slot);
+        free(b);
+        return NULL;
+    }
+    for (int i = 0; i < b->slots; ++i) {
+        b->slot[i].ring = b;
+    }
+    return b;
+}
+
+/* A send's completion (any thread, maybe inside the posting call). */
+static int send_over(ompi_request_t *req)
+{
+    behind_slot_t *slot = req->req_complete_cb_data;
+    const int status = req->req_status.MPI_ERROR;
+    if (OMPI_SUCCESS != status) {
+        (void) opal_atomic_compare_exchange_strong_32(&slot->ring->failed, &(int32_t){0}, status);
+    }
+    opal_atomic_wmb();
+    (void) opal_atomic_add_fetch_32(&slot->in_flight, -1);
+    /* Last: the request may hold the communicator's last reference, whose
+     * end frees this ring (measured: counting off after this deadlocked in
+     * mca_coll_adapt2_behind_free). */
+    ompi_request_free(&req);
+    return 1; /* freed: the PML must not mark it complete */
+}
+
+/* A send that an earlier call left behind failed: its peer may never get the
+ * data, so this is reported like the failing call itself would have been. */
+static int report_failed_send(ompi_communicator_t *comm, int rc)
+{
+    char why[192];
+    snprintf(why, sizeof why,
+             "rank %d of %d: a send that an earlier broadcast or reduce on the direct path left behind "
+             "(coll_adapt2_direct_detach_max) failed with error %d",
+             ompi_comm_rank(comm), ompi_comm_size(comm), rc);
+    mca_coll_adapt2_call_failed(comm, "a collective's send left behind", rc, why);
+    return rc;
+}
+
+/* Gives back the oldest slots whose sends are over; with `wait`, progresses
+ * until the oldest one's are. */
+static void give_back(mca_coll_adapt2_behind_t *b, bool wait)
+{
+    while (b->used > 0) {
+        behind_slot_t *oldest = &b->slot[b->oldest];
+        while (wait && oldest->in_flight > 0) {
+            opal_progress();
+        }
+        if (oldest->in_flight > 0) {
+            return;
+        }
+        opal_atomic_rmb();
+        wait = false;
+        b->oldest = (b->oldest + 1) % b->slots;
+        --b->used;
+    }
+}
+
+char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes,
+                                  int *rc)
+{
+    *rc = OMPI_SUCCESS;
+    if (NULL == module->behind) {
+        module->behind = behind_new();
+    }
+    mca_coll_adapt2_behind_t *b = module->behind;
+    if (NULL == b || bytes > b->slot_bytes) {
+        return NULL; /* the caller waits for its sends instead */
+    }
+    give_back(b, false);
+    b->waited = b->used == b->slots;
+    if (b->waited) { /* full: the oldest call's peers must take theirs */
+        give_back(b, true);
+    }
+    if (0 != b->failed) {
+        *rc = report_failed_send(comm, b->failed);
+        b->failed = 0;
+        return NULL;
+    }
+    return b->copies + (size_t) ((b->oldest + b->used) % b->slots) * b->slot_bytes;
+}
+
+int mca_coll_adapt2_behind_send(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int peer,
+                                int tag)
+{
+    mca_coll_adapt2_behind_t *b = module->behind;
+    const int index = (b->oldest + b->used) % b->slots;
+    behind_slot_t *slot = &b->slot[index];
+    (void) opal_atomic_add_fetch_32(&slot->in_flight, 1);
+    const int rc = mca_coll_adapt2_pml_isend_then(comm, b->copies + (size_t) index * b->slot_bytes, bytes, peer, tag,
+                                                  send_over, slot);
+    if (OMPI_SUCCESS != rc) {
+        (void) opal_atomic_add_fetch_32(&slot->in_flight, -1);
+    }
+    return rc;
+}
+
+void mca_coll_adapt2_behind_keep(mca_coll_adapt2_module_t *module, size_t bytes)
+{
+    mca_coll_adapt2_behind_t *b = module->behind;
+    const behind_slot_t *slot = &b->slot[(b->oldest + b->used) % b->slots];
+    /* peers already in the call may have taken the data: then the slot is
+     * free again at once */
+    const bool in_flight = slot->in_flight > 0;
+    if (in_flight) {
+        ++b->used;
+    }
+    mca_coll_adapt2_engine_direct_left_behind(bytes, in_flight, b->waited);
+}
+
+void mca_coll_adapt2_behind_free(mca_coll_adapt2_module_t *module)
+{
+    mca_coll_adapt2_behind_t *b = module->behind;
+    if (NULL == b) {
+        return;
+    }
+    /* Nothing is in flight here: each send holds the communicator, whose end
+     * comes only after every send has counted itself off (send_over). The
+     * loop is a guard: it never waits (this may run inside a callback). */
+    while (b->used > 0) {
+        give_back(b, true);
+    }
+    free(b->copies);
+    free(b->slot);
+    free(b);
+    module->behind = NULL;
+}
