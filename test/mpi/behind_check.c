@@ -23,7 +23,10 @@
 
 static int rank, size;
 
-static int value(int call, int who, int k) { return call * 7919 + who * 131 + k; }
+static int value(int call, int who, int k)
+{
+    return call * 7919 + who * 131 + k;
+}
 
 /* `calls` broadcasts from rank 0, each checked on arrival. */
 static long long bcasts(MPI_Comm comm, int first, int calls)
@@ -91,9 +94,10 @@ int main(int argc, char **argv)
     if (rank == 0 && detached == 0) fail("no broadcast root returned with its sends in flight (detached_calls)");
     if (all_waits == 0) fail("no rank waited for a slot of the send-behind ring (detach_waits), %d calls", calls);
     if (rank == 0) {
-        printf("behind_check: np %d, %d calls each way: ok (%lld calls returned with sends in flight, %lld waited "
-               "for a slot, over all ranks)\n",
-               size, calls, all_detached, all_waits);
+        printf(
+            "behind_check: np %d, %d calls each way: ok (%lld calls returned with sends in flight, %lld waited "
+            "for a slot, over all ranks)\n",
+            size, calls, all_detached, all_waits);
     }
     MPI_Finalize();
     return 0;

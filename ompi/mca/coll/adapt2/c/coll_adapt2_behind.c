@@ -38,13 +38,13 @@ typedef struct behind_slot {
 } behind_slot_t;
 
 struct mca_coll_adapt2_behind_t {
-    int slots;                 /* in the ring */
-    size_t slot_bytes;         /* a call's message at most */
-    int oldest, used;          /* the slots in use: oldest .. oldest + used - 1 (mod slots) */
-    char *copies;              /* slots x slot_bytes */
-    behind_slot_t *slot;       /* slots */
-    volatile int32_t failed;   /* a send's error, not reported yet (0: none) */
-    int waited;                /* the call being made waited for a slot */
+    int slots;               /* in the ring */
+    size_t slot_bytes;       /* a call's message at most */
+    int oldest, used;        /* the slots in use: oldest .. oldest + used - 1 (mod slots) */
+    char *copies;            /* slots x slot_bytes */
+    behind_slot_t *slot;     /* slots */
+    volatile int32_t failed; /* a send's error, not reported yet (0: none) */
+    int waited;              /* the call being made waited for a slot */
 };
 
 static int clamp(long value, int low, int high)
@@ -124,8 +124,7 @@ static void give_back(mca_coll_adapt2_behind_t *b, bool wait)
     }
 }
 
-char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes,
-                                  int *rc)
+char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int *rc)
 {
     *rc = OMPI_SUCCESS;
     if (NULL == module->behind) {
@@ -146,6 +145,17 @@ char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communi
         return NULL;
     }
     return b->copies + (size_t) ((b->oldest + b->used) % b->slots) * b->slot_bytes;
+}
+
+int mca_coll_adapt2_behind_fill(char *copy, const void *buf, int count, ompi_datatype_t *dtype, size_t bytes)
+{
+    if (ompi_datatype_is_contiguous_memory_layout(dtype, count)) { /* the common case: no convertor (~0.3 us) */
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_true_extent(dtype, &lb, &extent);
+        memcpy(copy, (const char *) buf + lb, bytes);
+        return OMPI_SUCCESS;
+    }
+    return mca_coll_adapt2_convert_whole((void *) buf, count, dtype, copy, bytes, true);
 }
 
 int mca_coll_adapt2_behind_send(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int peer,

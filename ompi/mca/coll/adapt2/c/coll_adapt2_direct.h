@@ -85,11 +85,13 @@ typedef struct mca_coll_adapt2_behind_t mca_coll_adapt2_behind_t;
 /* The send-behind ring (coll_adapt2_behind.c). take: the copy a call of
  * `bytes` sends from (it fills it); NULL when the ring cannot hold it (then
  * the caller sends as usual; *rc is OMPI_SUCCESS) or when an earlier call's
- * send failed (*rc, reported). send: one send from that copy to `peer`.
+ * send failed (*rc, reported). fill: packs the message into it (a memcpy
+ * where it is contiguous). send: one send from that copy to `peer`.
  * keep: the call's sends are posted (call it even when one failed: the
  * others read the copy); they complete later (a detached call if in flight
  * now). free: the module's end. */
 char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int *rc);
+int mca_coll_adapt2_behind_fill(char *copy, const void *buf, int count, ompi_datatype_t *dtype, size_t bytes);
 int mca_coll_adapt2_behind_send(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int peer,
                                 int tag);
 void mca_coll_adapt2_behind_keep(mca_coll_adapt2_module_t *module, size_t bytes);

@@ -75,7 +75,7 @@ static int send_up_behind(mca_coll_adapt2_module_t *module, const mca_coll_adapt
     if (NULL == copy) {
         return OMPI_SUCCESS == rc ? kNotHeld : rc;
     }
-    rc = mca_coll_adapt2_convert_whole((void *) buf, count, dtype, copy, d->key.bytes, true);
+    rc = mca_coll_adapt2_behind_fill(copy, buf, count, dtype, d->key.bytes);
     if (OMPI_SUCCESS != rc) {
         return mca_coll_adapt2_direct_failed(comm, d, rc, "copying its data (Open MPI's convertor) for its parent,",
                                              parent);
