@@ -2,7 +2,7 @@
  * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
  * Sends left behind (coll_adapt2_direct_detach_max, c/coll_adapt2_behind.c):
- * blocking broadcasts and reduces of 257 B-4 KiB return before their peers
+ * blocking broadcasts and reduces of 257 B-16 KiB return before their peers
  * have taken the data. Here one rank (rank 1) is late: it sleeps before its
  * first call, so the root of every broadcast, and the other leaves of every
  * reduce, run ahead of it by up to the send-behind ring's slots and then
@@ -11,7 +11,7 @@
  * with their sends in flight (detached_calls) and that the ring filled and
  * waited (detach_waits). Then the same on a duplicate communicator that the
  * ranks free at once, with sends still in flight: its end must wait for them.
- *   behind_check [calls (200)] [late_ms (100)]
+ *   behind_check [calls (200)] [late_ms (100)] [bytes (2048): a multiple of 4, up to 16 KiB]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +19,9 @@
 
 #include "mpi_check.h"
 
-#define INTS 512 /* 2 KiB: above detach_min_message, up to direct_detach_max */
+#define MAX_INTS 4096 /* 16 KiB: coll_adapt2_direct_detach_max */
 
-static int rank, size;
+static int rank, size, ints; /* each call's message: above detach_min_message, up to direct_detach_max */
 
 static int value(int call, int who, int k)
 {
@@ -32,11 +32,11 @@ static int value(int call, int who, int k)
 static long long bcasts(MPI_Comm comm, int first, int calls)
 {
     long long errors = 0;
-    int buf[INTS];
+    int buf[MAX_INTS];
     for (int c = first; c < first + calls; ++c) {
-        for (int k = 0; k < INTS; ++k) buf[k] = rank == 0 ? value(c, 0, k) : -1;
-        MPI_Bcast(buf, INTS, MPI_INT, 0, comm);
-        for (int k = 0; k < INTS; ++k) {
+        for (int k = 0; k < ints; ++k) buf[k] = rank == 0 ? value(c, 0, k) : -1;
+        MPI_Bcast(buf, ints, MPI_INT, 0, comm);
+        for (int k = 0; k < ints; ++k) {
             if (buf[k] != value(c, 0, k) && errors++ < 5) {
                 printf("FAIL [rank %d]: bcast %d element %d is %d, expected %d\n", rank, c, k, buf[k], value(c, 0, k));
             }
@@ -49,11 +49,11 @@ static long long bcasts(MPI_Comm comm, int first, int calls)
 static long long reduces(MPI_Comm comm, int first, int calls)
 {
     long long errors = 0;
-    int in[INTS], out[INTS];
+    int in[MAX_INTS], out[MAX_INTS];
     for (int c = first; c < first + calls; ++c) {
-        for (int k = 0; k < INTS; ++k) in[k] = value(c, rank, k);
-        MPI_Reduce(in, out, INTS, MPI_INT, MPI_SUM, 0, comm);
-        for (int k = 0; rank == 0 && k < INTS; ++k) {
+        for (int k = 0; k < ints; ++k) in[k] = value(c, rank, k);
+        MPI_Reduce(in, out, ints, MPI_INT, MPI_SUM, 0, comm);
+        for (int k = 0; rank == 0 && k < ints; ++k) {
             long long want = 0;
             for (int r = 0; r < size; ++r) want += value(c, r, k);
             if (out[k] != (int) want && errors++ < 5) {
@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 {
     mpi_start(&argc, &argv, 0, &rank, &size);
     const int calls = int_arg(argc, argv, 1, 200), late_ms = int_arg(argc, argv, 2, 100);
+    ints = int_arg(argc, argv, 3, 2048) / 4;
+    if (ints < 65 || ints > MAX_INTS) fail("bytes: 260 to %d", 4 * MAX_INTS);
     if (size < 3) fail("needs at least 3 ranks");
     const long long detached0 = adapt2_counter("coll_adapt2_detached_calls");
     const long long waits0 = adapt2_counter("coll_adapt2_detach_waits");

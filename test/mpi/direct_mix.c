@@ -22,7 +22,7 @@
 
 #define SMALL 24    /* ints: 96 bytes, below coll_adapt2_detach_min_message */
 #define BEHIND 500  /* ints: 2000 bytes, may detach: direct, sends left behind (coll_adapt2_direct_detach_max) */
-#define MEDIUM 2500 /* ints: 10000 bytes, may detach: through the engine */
+#define MEDIUM 5000 /* ints: 20000 bytes, may detach: through the engine (above direct_detach_max) */
 #define LARGE 40000 /* ints: segmented */
 
 static int rank, size;

@@ -301,7 +301,7 @@ verdict() {
 # the previous component (device_mock=1 does so with the vector type). The
 # reductions use predefined types only, as Open MPI 4.1's own reductions
 # (the previous component) get derived types wrong.
-BCAST=("$BIN/bcast_check" -t int,vector -s 1,5000 --expect none)
+BCAST=("$BIN/bcast_check" -t int,vector -s 1,5000,20000 --expect none)  # 20000: the engine's path
 REDUCE=("$BIN/reduce_check" --coll reduce,ireduce,allreduce,iallreduce --ops sum
         --types int,double --counts 1,1500 --roots 1 --expect none)
 # The ring parameters' runs: allgathers and reduce_scatter_blocks, blocking
@@ -556,7 +556,7 @@ own_case() {
         why="exit $rc"
         OUTCOME="CRASH/ERROR (exit $rc)"
     elif [ "$expect" = abort ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ] ||
-                                    ! grep -q "coll:adapt2: a collective on .* failed" "$out"; }; then
+                                    ! grep -qE "coll:adapt2: (a collective|MPI_[A-Za-z]+) on .* failed" "$out"; }; then
         why="expected the job to abort with adapt2's failure report, got exit $rc"
         OUTCOME="no abort (exit $rc)"
     elif ! judge "$p" "$v" "$eff" "$out"; then
@@ -593,7 +593,7 @@ fi
 # (its purpose); a negative count is invalid.
 if [ "${ACCEPTS[inject_send_failure]}" = own ]; then
     ACCEPTS[inject_send_failure]=${DEF_RANGE[inject_send_failure]}
-    BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000 --iters 10) # 20 sends and more per rank
+    BCAST_OWN=("$BIN/bcast_check" -t int -s 1,5000,20000 --iters 10) # 30 sends and more per rank
     n=0
     for v in "${BAD[@]}"; do
         effective "$v"

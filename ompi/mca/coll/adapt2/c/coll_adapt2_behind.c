@@ -20,7 +20,9 @@
  * back in order once their sends are over (looked at each take, progressed
  * until then when the ring is full), so the memory is bounded: at most
  * coll_adapt2_detach_max_bytes per communicator (as the engine's detached
- * calls), in at most kMaxSlots slots, made at the first such call.
+ * calls), in at most kMaxSlots slots of coll_adapt2_direct_detach_max bytes,
+ * each made when first used (a communicator whose peers keep up uses one or
+ * two).
  * Collectives on one communicator never run concurrently (MPI), so only the
  * callbacks run beside the calls.
  */
@@ -35,13 +37,13 @@ enum { kMaxSlots = 64 };
 typedef struct behind_slot {
     volatile int32_t in_flight; /* its call's sends not over yet */
     mca_coll_adapt2_behind_t *ring;
+    char *copy; /* slot_bytes, made when the slot is first used */
 } behind_slot_t;
 
 struct mca_coll_adapt2_behind_t {
     int slots;               /* in the ring */
     size_t slot_bytes;       /* a call's message at most */
     int oldest, used;        /* the slots in use: oldest .. oldest + used - 1 (mod slots) */
-    char *copies;            /* slots x slot_bytes */
     behind_slot_t *slot;     /* slots */
     volatile int32_t failed; /* a send's error, not reported yet (0: none) */
     int waited;              /* the call being made waited for a slot */
@@ -61,11 +63,8 @@ static mca_coll_adapt2_behind_t *behind_new(void)
     b->slot_bytes = (size_t) ADAPT2_LONG(direct_detach_max);
     const long cap = ADAPT2_LONG(detach_max_bytes);
     b->slots = clamp(b->slot_bytes > 0 ? cap / (long) b->slot_bytes : 0, 1, kMaxSlots);
-    b->copies = malloc((size_t) b->slots * b->slot_bytes);
     b->slot = calloc((size_t) b->slots, sizeof *b->slot);
-    if (NULL == b->copies || NULL == b->slot) {
-        free(b->copies);
-        free(b->slot);
+    if (NULL == b->slot) {
         free(b);
         return NULL;
     }
@@ -144,7 +143,11 @@ char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communi
         b->failed = 0;
         return NULL;
     }
-    return b->copies + (size_t) ((b->oldest + b->used) % b->slots) * b->slot_bytes;
+    behind_slot_t *slot = &b->slot[(b->oldest + b->used) % b->slots];
+    if (NULL == slot->copy) { /* once per slot: a ring that never runs ahead keeps one or two */
+        slot->copy = malloc(b->slot_bytes);
+    }
+    return slot->copy; /* NULL: no memory, the caller sends as usual */
 }
 
 int mca_coll_adapt2_behind_fill(char *copy, const void *buf, int count, ompi_datatype_t *dtype, size_t bytes)
@@ -165,8 +168,7 @@ int mca_coll_adapt2_behind_send(mca_coll_adapt2_module_t *module, ompi_communica
     const int index = (b->oldest + b->used) % b->slots;
     behind_slot_t *slot = &b->slot[index];
     (void) opal_atomic_add_fetch_32(&slot->in_flight, 1);
-    const int rc = mca_coll_adapt2_pml_isend_then(comm, b->copies + (size_t) index * b->slot_bytes, bytes, peer, tag,
-                                                  send_over, slot);
+    const int rc = mca_coll_adapt2_pml_isend_then(comm, slot->copy, bytes, peer, tag, send_over, slot);
     if (OMPI_SUCCESS != rc) {
         (void) opal_atomic_add_fetch_32(&slot->in_flight, -1);
     }
@@ -198,7 +200,9 @@ void mca_coll_adapt2_behind_free(mca_coll_adapt2_module_t *module)
     while (b->used > 0) {
         give_back(b, true);
     }
-    free(b->copies);
+    for (int i = 0; i < b->slots; ++i) {
+        free(b->slot[i].copy);
+    }
     free(b->slot);
     free(b);
     module->behind = NULL;

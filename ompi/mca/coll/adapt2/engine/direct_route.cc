@@ -13,6 +13,7 @@
 // decided here, from plan_call, so the tree or the exchanges are the ones
 // the engine's path would use and every rank, planning alike, takes the
 // same path.
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -43,9 +44,25 @@ namespace {
 // messages feel.
 constexpr size_t kDirectMaxBytes = size_t{16} << 10;
 
+// Up to here a send is eager on every transport adapt2 meets (shared memory's
+// eager limit is 4 KiB, networks' are larger): posted, its data reaches the
+// peer without the sender's help. Above it, a send left behind reaches its
+// peer only where the receiver pulls the data itself: inside one node with
+// single copy (measured: 8 KiB-64 KiB arrived while the sender slept;
+// docs/measurements.md, "Sends left behind").
+constexpr size_t kEagerBytes = 4096;
+
+// The most a call that may detach sends on the direct path, its sends left
+// behind (coll_adapt2_direct_detach_max): equal on every rank.
+size_t leave_behind_max(const Comm &comm, const adapt2_tree_settings_t &s) {
+    const bool receiver_pulls = comm.nodes() == 1 && s.single_copy;
+    return receiver_pulls ? s.direct_detach_max : std::min(s.direct_detach_max, kEagerBytes);
+}
+
 // Why the planned call cannot go direct, or nullptr. Only what is equal on
-// every rank enters (the plan, the call's facts and size, tracing).
-const char *not_direct_because(const adapt2_call_t &call, const CallPlan &plan) {
+// every rank enters (the plan, the call's facts and size, tracing, the
+// communicator's nodes).
+const char *not_direct_because(const Comm &comm, const adapt2_call_t &call, const CallPlan &plan) {
     const size_t bytes = call.recv.bytes;
     if (plan.previous) return "handed to the previous component";
     if (!call.facts.blocking) return "non-blocking";
@@ -65,8 +82,8 @@ const char *not_direct_because(const adapt2_call_t &call, const CallPlan &plan) 
         return "not a broadcast, reduce or allreduce";
     }
     if (Segments(bytes, plan.tree.segment_bytes).count() != 1) return "more than one segment";
-    if (may_detach(plan.settings.tree, bytes) && bytes > plan.settings.tree.direct_detach_max) {
-        return "may detach, above direct_detach_max (hellos)";
+    if (may_detach(plan.settings.tree, bytes) && bytes > leave_behind_max(comm, plan.settings.tree)) {
+        return "may detach, above direct_detach_max (or 4 KiB across nodes or without single copy): hellos";
     }
     return nullptr;
 }
@@ -122,7 +139,7 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
     auto *comm = reinterpret_cast<Comm *>(engine_comm);
     try {
         const CallPlan plan = plan_call(*call, shape_of(*comm));
-        if (const char *why = not_direct_because(*call, plan)) {
+        if (const char *why = not_direct_because(*comm, *call, plan)) {
             snprintf(route->plan, sizeof route->plan, "not direct: %s", why);
             return 0;
         }
