@@ -3,7 +3,7 @@
 # Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # The direct path (coll_adapt2_direct_path): blocking broadcasts and reduces
 # (commutative ops) that the plan sends as one whole message with no hellos
-# (up to 256 B), or up to coll_adapt2_direct_detach_max with their sends left behind (4 KiB across nodes),
+# (up to 256 B), or up to coll_adapt2_direct_detach_max (4 KiB) with their sends left behind,
 # run as plain point-to-point on the plan's tree; blocking allreduces that the plan runs by recursive
 # doubling run its exchanges the same way. Each case checks every byte on every rank (the programs),
 # which calls took the direct path (the verbose line of each call at level
@@ -57,33 +57,40 @@ fi
 all_direct "np 5, every tree shape, switched through MPI_T between calls" 5 $V20 -- \
     "$BIN/bcast_check" -a binomial,in_order_binomial,binary,kary,knomial,chain,pipeline,flat -t int -s 1,64 -r all
 
-# 257 B to coll_adapt2_direct_detach_max (16 KiB on one node), where a call
-# may detach: direct, each sender's sends posted from a copy and left behind
+# 257 B to coll_adapt2_direct_detach_max (4 KiB; raised to 16 KiB: the
+# receivers pull rendezvous data on one node), where a call may detach:
+# direct, each sender's sends posted from a copy and left behind
 # (c/coll_adapt2_behind.c); flat and with interior ranks that forward.
-all_direct "np 4, 257 B-16 KiB (may detach): direct, sends left behind, every root" 4 $V20 -- \
-    "$BIN/bcast_check" -t int,vector,struct -s 300,1000,4096,9000,16384 -r all
+DD16K="--mca coll_adapt2_direct_detach_max 16384"
+all_direct "np 4, 257 B-4 KiB (may detach): direct, sends left behind, every root" 4 $V20 -- \
+    "$BIN/bcast_check" -t int,vector,struct -s 300,1000,4096 -r all
+all_direct "np 4, direct_detach_max 16 KiB: 257 B-16 KiB direct, every root" 4 $V20 $DD16K -- \
+    "$BIN/bcast_check" -t int,vector,struct -s 300,9000,16384 -r all
 if grep -qE "$DIRECT, .*sends left behind" "$LOG"; then
     passed=$((passed + 1)); echo "ok   plan names the sends left behind"
 else
     failed=$((failed + 1)); echo "FAIL no verbose line names the direct path's sends left behind"
 fi
-all_direct "np 7, 257 B-16 KiB, k-nomial radix 2 (interior ranks forward from a copy)" 7 $V20 \
+all_direct "np 7, 257 B-16 KiB, k-nomial radix 2 (interior ranks forward from a copy)" 7 $V20 $DD16K \
     --mca coll_adapt2_bcast_radix 2 -- "$BIN/bcast_check" -t int,struct -s 600,4000,12000 -r all
 for np in 3 4; do
     check "np $np, a late rank: roots and leaves run ahead, the ring fills and waits (2 KiB)" $np -- \
         "$BIN/behind_check" 200 100 2048
 done
-check "np 4, a late rank, 12 KiB (the receivers pull)" 4 -- "$BIN/behind_check" 200 100 12288
+check "np 4, a late rank, 12 KiB (the receivers pull)" 4 $DD16K -- "$BIN/behind_check" 200 100 12288
 
 # Not direct: non-blocking, large enough to detach, switched off, UCX transport.
 expect_output "np 4, non-blocking: through the engine" "$DIRECT" 0 4 $V20 -- \
     "$BIN/bcast_check" -t int -s 1,64 --nonblocking
-expect_output "np 4, above coll_adapt2_direct_detach_max (16 KiB): through the engine" "$DIRECT" 0 4 $V20 -- \
-    "$BIN/bcast_check" -t int,struct -s 17000,70000
-expect_output "np 6, 3 nodes of 2: 5-16 KiB through the engine (across nodes at most 4 KiB)" "$DIRECT" 0 6 $V20 \
-    --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_check" -t int,struct -s 5000,16000 -r all
-expect_output "np 4, single_copy no: 5-16 KiB through the engine (at most 4 KiB)" "$DIRECT" 0 4 $V20 \
-    --mca coll_adapt2_single_copy no -- "$BIN/bcast_check" -t int,struct -s 5000,16000
+expect_output "np 4, above coll_adapt2_direct_detach_max (4 KiB): through the engine" "$DIRECT" 0 4 $V20 -- \
+    "$BIN/bcast_check" -t int,struct -s 5000,70000
+# direct_detach_max raised to 16 KiB: above 4 KiB only on one node with single copy
+expect_output "np 4, direct_detach_max 16 KiB: 17 KiB and more through the engine" "$DIRECT" 0 4 $V20 \
+    $DD16K -- "$BIN/bcast_check" -t int,struct -s 17000,70000
+expect_output "np 6, 3 nodes of 2, direct_detach_max 16 KiB: 5-16 KiB through the engine (4 KiB across nodes)" \
+    "$DIRECT" 0 6 $V20 $DD16K --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_check" -t int,struct -s 5000,16000 -r all
+expect_output "np 4, single_copy no, direct_detach_max 16 KiB: 5-16 KiB through the engine (at most 4 KiB)" \
+    "$DIRECT" 0 4 $V20 $DD16K --mca coll_adapt2_single_copy no -- "$BIN/bcast_check" -t int,struct -s 5000,16000
 expect_output "np 4, direct_detach_max 0: 257 B and more (may detach) through the engine" "$DIRECT" 0 4 $V20 \
     --mca coll_adapt2_direct_detach_max 0 -- "$BIN/bcast_check" -t int,struct -s 300,1000
 expect_output "np 4, coll_adapt2_direct_path 0: through the engine" "$DIRECT" 0 4 $V20 \
@@ -144,7 +151,7 @@ check "np 4, allreduce, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_pa
     "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
 direct_calls "np 4, direct path off: none direct" 0
 
-# Reduce: a commutative op up to 16 KiB (from 257 B its sends left behind) goes direct on every tree
+# Reduce: a commutative op up to 4 KiB (from 257 B its sends left behind) goes direct on every tree
 # (flat, radix 2 with interior ranks, multi-level), derived types with holes
 # packed; a non-commutative op and reproducible mode go through the engine.
 RD_TYPES=int,double,dcomplex,long,float_int,2int
@@ -160,11 +167,14 @@ direct_calls "np 7, radix 2: every reduce direct" "$(rcalls)"
 check "np 6, reduce, multi-level (3 nodes of 2)" 6 --mca coll_adapt2_nodes block:2 -- "$BIN/reduce_check" \
     --coll reduce --types int,double --ops sum,max --counts 1,5,30 --roots all --inplace=both
 direct_calls "np 6, multi-level: every reduce direct" "$(rcalls)"
-check "np 8, reduce of 257 B-16 KiB (sends left behind), every root" 8 -- "$BIN/reduce_check" --coll reduce \
-    --types $RD_TYPES --sizes 300,1024,4096,8192,16384 --inplace=both --roots all
-direct_calls "np 8, 257 B-16 KiB: every reduce direct" "$(rcalls)"
+check "np 8, reduce of 257 B-4 KiB (sends left behind), every root" 8 -- "$BIN/reduce_check" --coll reduce \
+    --types $RD_TYPES --sizes 300,1024,4096 --inplace=both --roots all
+direct_calls "np 8, 257 B-4 KiB: every reduce direct" "$(rcalls)"
+check "np 8, direct_detach_max 16 KiB: reduces of 8-16 KiB, every root" 8 $DD16K -- "$BIN/reduce_check" \
+    --coll reduce --types int,double,float_int --sizes 8192,16384 --inplace=both --roots all
+direct_calls "np 8, direct_detach_max 16 KiB: every reduce direct" "$(rcalls)"
 check "np 8, reduce above direct_detach_max: through the engine" 8 -- "$BIN/reduce_check" --coll reduce \
-    --types int,double --sizes 17000,32768 --roots 0,5
+    --types int,double --sizes 4104,8192 --roots 0,5
 direct_calls "np 8, above direct_detach_max: none direct" 0
 check "np 4, reduce of derived types with holes, packed" 4 --mca mpi_param_check 0 -- "$BIN/reduce_check" \
     --coll reduce --types vector:int,indexed:double,resized:int --ops sum,max --counts 1,5 --roots all --inplace=both
