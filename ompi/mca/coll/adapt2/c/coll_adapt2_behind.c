@@ -195,10 +195,20 @@ void mca_coll_adapt2_behind_free(mca_coll_adapt2_module_t *module)
         return;
     }
     /* Nothing is in flight here: each send holds the communicator, whose end
-     * comes only after every send has counted itself off (send_over). The
-     * loop is a guard: it never waits (this may run inside a callback). */
-    while (b->used > 0) {
-        give_back(b, true);
+     * comes only after every send has counted itself off (send_over). This
+     * may run inside that callback, so it must not wait: should the
+     * invariant break, it says so and leaves the ring to the sends. */
+    int in_flight = 0;
+    for (int i = 0; i < b->slots; ++i) {
+        in_flight += b->slot[i].in_flight;
+    }
+    if (in_flight > 0) {
+        opal_output(0,
+                    "coll:adapt2: internal error: %d send(s) left behind by broadcasts or reduces on the direct "
+                    "path still in flight when their communicator ended; their copies are kept",
+                    in_flight);
+        module->behind = NULL;
+        return;
     }
     for (int i = 0; i < b->slots; ++i) {
         free(b->slot[i].copy);
