@@ -97,9 +97,9 @@ int main(int argc, char **argv)
     if (all_waits == 0) fail("no rank waited for a slot of the send-behind ring (detach_waits), %d calls", calls);
     if (rank == 0) {
         printf(
-            "behind_check: np %d, %d calls each way: ok (%lld calls returned with sends in flight, %lld waited "
-            "for a slot, over all ranks)\n",
-            size, calls, all_detached, all_waits);
+            "behind_check: np %d, %d calls each way of %d bytes: ok (%lld calls returned with sends in flight, "
+            "%lld waited for a slot, over all ranks)\n",
+            size, calls, 4 * ints, all_detached, all_waits);
     }
     MPI_Finalize();
     return 0;
