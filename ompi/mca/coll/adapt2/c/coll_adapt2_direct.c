@@ -47,7 +47,7 @@ static int slot_of(int collective)
 
 void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module)
 {
-    mca_coll_adapt2_behind_free(module); /* waits for the sends it holds */
+    mca_coll_adapt2_behind_free(module); /* its sends are over: each held the communicator */
     for (int i = 0; i < ADAPT2_DIRECT_SLOTS; ++i) {
         mca_coll_adapt2_direct_t *d = module->direct[i];
         if (d) {
