@@ -78,6 +78,9 @@ for np in 3 4; do
         "$BIN/behind_check" 200 100 2048
 done
 check "np 4, a late rank, 12 KiB (the receivers pull)" 4 $DD16K -- "$BIN/behind_check" 200 100 12288
+if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
+    check "np 4, pml ucx, a late rank (2 KiB)" 4 $UCX_FLAGS -- "$BIN/behind_check" 200 100 2048
+fi
 
 # Not direct: non-blocking, large enough to detach, switched off, UCX transport.
 expect_output "np 4, non-blocking: through the engine" "$DIRECT" 0 4 $V20 -- \
