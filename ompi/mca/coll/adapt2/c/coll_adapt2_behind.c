@@ -4,8 +4,10 @@
  * The send-behind ring: where the direct path's calls that may detach
  * (above coll_adapt2_detach_min_message, up to coll_adapt2_direct_detach_max)
  * keep the copies their sends are posted from, so that the call returns
- * without waiting for its peers. Such a send is eager: the PML hands it to
- * the peer's queue when it is posted, so a peer that is late (computing,
+ * without waiting for its peers. Such a send is eager (or, with the limit
+ * raised above 4 KiB on one node with single copy, a rendezvous whose data
+ * the receiver pulls): the PML hands it to the peer's queue when it is
+ * posted, so a peer that is late (computing,
  * descheduled) finds the data when it arrives, and the sender's noise stays
  * with the sender; only the send's completion waits for the peer. Without the
  * ring the sender waits until the peer takes the data (measured: 512 B-4 KiB
