@@ -206,6 +206,8 @@ for pml in ob1 ucx; do
     # direct: the reduces of 8, 200 and 4096 B (the last with its send left behind), 3 types x 3
     # sizes x 2 roots (np 6: the allreduce is the tree)
     direct_calls "np 6, multi-level, pml $pml: the reduces up to 4 KiB direct" 18
+    check "np 6, multi-level, pml $pml, bcast of derived types, 1-4 KiB left behind and 1 MiB, every root" 6 \
+        "${flags[@]}" -- "$BIN/bcast_check" -t vector,struct -s 1000,4096,1048576 -r all
 done
 if grep -q "UCX: context and worker created" "$ADAPT2_BUILDDIR/.libs/mca_coll_adapt2.so" 2>/dev/null; then
     check "np 4, adapt2's UCX transport, reduce and allreduce" 4 --mca coll_adapt2_transport ucx -- \

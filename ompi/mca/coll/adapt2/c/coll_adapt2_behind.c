@@ -125,7 +125,9 @@ static void give_back(mca_coll_adapt2_behind_t *b, bool wait)
     }
 }
 
-char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int *rc)
+/* The slot a call would take, with its copy made: NULL when the ring cannot
+ * hold `bytes` (*rc OMPI_SUCCESS) or an earlier send failed (*rc, reported). */
+static behind_slot_t *take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int *rc)
 {
     *rc = OMPI_SUCCESS;
     if (NULL == module->behind) {
@@ -133,7 +135,7 @@ char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communi
     }
     mca_coll_adapt2_behind_t *b = module->behind;
     if (NULL == b || bytes > b->slot_bytes) {
-        return NULL; /* the caller waits for its sends instead */
+        return NULL;
     }
     give_back(b, false);
     b->waited = b->used == b->slots;
@@ -149,10 +151,11 @@ char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communi
     if (NULL == slot->copy) { /* once per slot: a ring that never runs ahead keeps one or two */
         slot->copy = malloc(b->slot_bytes);
     }
-    return slot->copy; /* NULL: no memory, the caller sends as usual */
+    return slot->copy ? slot : NULL; /* no memory: the caller sends as usual */
 }
 
-int mca_coll_adapt2_behind_fill(char *copy, const void *buf, int count, ompi_datatype_t *dtype, size_t bytes)
+/* Packs the message into the copy: a memcpy where it is contiguous. */
+static int fill(char *copy, const void *buf, int count, ompi_datatype_t *dtype, size_t bytes)
 {
     if (ompi_datatype_is_contiguous_memory_layout(dtype, count)) { /* the common case: no convertor (~0.3 us) */
         ptrdiff_t lb, extent;
@@ -163,24 +166,9 @@ int mca_coll_adapt2_behind_fill(char *copy, const void *buf, int count, ompi_dat
     return mca_coll_adapt2_convert_whole((void *) buf, count, dtype, copy, bytes, true);
 }
 
-int mca_coll_adapt2_behind_send(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int peer,
-                                int tag)
+/* The slot holds the call if its sends are in flight; counted either way. */
+static void keep(mca_coll_adapt2_behind_t *b, const behind_slot_t *slot, size_t bytes)
 {
-    mca_coll_adapt2_behind_t *b = module->behind;
-    const int index = (b->oldest + b->used) % b->slots;
-    behind_slot_t *slot = &b->slot[index];
-    (void) opal_atomic_add_fetch_32(&slot->in_flight, 1);
-    const int rc = mca_coll_adapt2_pml_isend_then(comm, slot->copy, bytes, peer, tag, send_over, slot);
-    if (OMPI_SUCCESS != rc) {
-        (void) opal_atomic_add_fetch_32(&slot->in_flight, -1);
-    }
-    return rc;
-}
-
-void mca_coll_adapt2_behind_keep(mca_coll_adapt2_module_t *module, size_t bytes)
-{
-    mca_coll_adapt2_behind_t *b = module->behind;
-    const behind_slot_t *slot = &b->slot[(b->oldest + b->used) % b->slots];
     /* peers already in the call may have taken the data: then the slot is
      * free again at once */
     const bool in_flight = slot->in_flight > 0;
@@ -188,6 +176,31 @@ void mca_coll_adapt2_behind_keep(mca_coll_adapt2_module_t *module, size_t bytes)
         ++b->used;
     }
     mca_coll_adapt2_engine_direct_left_behind(bytes, in_flight, b->waited);
+}
+
+int mca_coll_adapt2_behind_post(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, const void *buf, int count,
+                                ompi_datatype_t *dtype, size_t bytes, const int *peers, int npeers, int tag,
+                                int *failed)
+{
+    int rc;
+    behind_slot_t *slot = take(module, comm, bytes, &rc);
+    *failed = -1;
+    if (NULL == slot) {
+        return OMPI_SUCCESS == rc ? MCA_COLL_ADAPT2_NOT_HELD : rc;
+    }
+    if (OMPI_SUCCESS != (rc = fill(slot->copy, buf, count, dtype, bytes))) {
+        return rc; /* nothing posted: the slot stays free */
+    }
+    for (int i = 0; i < npeers && OMPI_SUCCESS == rc; ++i) {
+        (void) opal_atomic_add_fetch_32(&slot->in_flight, 1);
+        rc = mca_coll_adapt2_pml_isend_then(comm, slot->copy, bytes, peers[i], tag, send_over, slot);
+        if (OMPI_SUCCESS != rc) {
+            (void) opal_atomic_add_fetch_32(&slot->in_flight, -1);
+            *failed = i;
+        }
+    }
+    keep(module->behind, slot, bytes); /* even after a failure: the sends posted read the copy */
+    return rc;
 }
 
 void mca_coll_adapt2_behind_free(mca_coll_adapt2_module_t *module)

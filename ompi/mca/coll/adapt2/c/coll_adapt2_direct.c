@@ -268,32 +268,19 @@ static int bcast_buffer(mca_coll_adapt2_direct_t *d, void *buf, int count, ompi_
 
 /* Sends left behind (route->leave_behind): the message goes to the children
  * from a copy in the send-behind ring, and the call returns without waiting
- * for them. Returns the sends posted (*rc: OMPI_SUCCESS), or -1 where the
- * ring cannot hold the call (the caller sends as usual). */
+ * for them. MCA_COLL_ADAPT2_NOT_HELD where the ring cannot hold the call. */
 static int send_behind(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, int tag,
-                       ompi_communicator_t *comm, int *rc)
+                       ompi_communicator_t *comm)
 {
     const adapt2_direct_route_t *r = &d->route;
-    char *copy = mca_coll_adapt2_behind_take(module, comm, d->key.bytes, rc);
-    if (NULL == copy) {
-        return OMPI_SUCCESS == *rc ? -1 : 0;
+    int failed;
+    const int rc = mca_coll_adapt2_behind_post(module, comm, m->buf, m->count, m->dtype, d->key.bytes, r->child,
+                                               r->children, tag, &failed);
+    if (OMPI_SUCCESS == rc || MCA_COLL_ADAPT2_NOT_HELD == rc) {
+        return rc;
     }
-    if (m->packed) {
-        memcpy(copy, m->buf, d->key.bytes);
-    } else if (OMPI_SUCCESS !=
-               (*rc = mca_coll_adapt2_convert_whole(m->buf, m->count, m->dtype, copy, d->key.bytes, true))) {
-        mca_coll_adapt2_direct_failed(comm, d, *rc, "copying its message (Open MPI's convertor) for", r->child[0]);
-        return 0;
-    }
-    int posted = 0;
-    for (; posted < r->children && OMPI_SUCCESS == *rc; ++posted) {
-        *rc = mca_coll_adapt2_behind_send(module, comm, d->key.bytes, r->child[posted], tag);
-    }
-    mca_coll_adapt2_behind_keep(module, d->key.bytes);
-    if (OMPI_SUCCESS != *rc) {
-        mca_coll_adapt2_direct_failed(comm, d, *rc, "posting the send to its child,", r->child[posted - 1]);
-    }
-    return posted;
+    return failed < 0 ? mca_coll_adapt2_direct_failed(comm, d, rc, "copying its message for", r->child[0])
+                      : mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[failed]);
 }
 
 /* The children's sends from the message itself, waited for. */
@@ -347,7 +334,8 @@ static int run_bcast(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t 
         return mca_coll_adapt2_direct_failed(comm, d, rc, "packing its datatype (Open MPI's convertor) for",
                                              r->child[0]);
     }
-    if (r->leave_behind && r->children > 0 && send_behind(module, d, &m, tag, comm, &rc) >= 0) {
+    if (r->leave_behind && r->children > 0 &&
+        MCA_COLL_ADAPT2_NOT_HELD != (rc = send_behind(module, d, &m, tag, comm))) {
         if (OMPI_SUCCESS == rc && r->parent >= 0 && m.packed &&
             OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m.buf, d->key.bytes, false))) {
             return mca_coll_adapt2_direct_failed(

@@ -82,19 +82,18 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adap
                                   const char *what, int peer);
 
 typedef struct mca_coll_adapt2_behind_t mca_coll_adapt2_behind_t;
-/* The send-behind ring (coll_adapt2_behind.c). take: the copy a call of
- * `bytes` sends from (it fills it); NULL when the ring cannot hold it (then
- * the caller sends as usual; *rc is OMPI_SUCCESS) or when an earlier call's
- * send failed (*rc, reported). fill: packs the message into it (a memcpy
- * where it is contiguous). send: one send from that copy to `peer`.
- * keep: the call's sends are posted (call it even when one failed: the
- * others read the copy); they complete later (a detached call if in flight
- * now). free: the module's end. */
-char *mca_coll_adapt2_behind_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int *rc);
-int mca_coll_adapt2_behind_fill(char *copy, const void *buf, int count, ompi_datatype_t *dtype, size_t bytes);
-int mca_coll_adapt2_behind_send(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, size_t bytes, int peer,
-                                int tag);
-void mca_coll_adapt2_behind_keep(mca_coll_adapt2_module_t *module, size_t bytes);
+/* The send-behind ring (coll_adapt2_behind.c). post: sends the message
+ * (buf, count, dtype; `bytes` packed) to each of `peers` from a copy in the
+ * ring and returns without waiting for them (they complete later; a
+ * detached call if in flight now). OMPI_SUCCESS; MCA_COLL_ADAPT2_NOT_HELD
+ * when the ring cannot hold it (the caller sends as usual); or an error:
+ * *failed is the index of the peer whose send failed to post, -1 when the
+ * copy failed or an earlier call's send had failed (then reported). free:
+ * the module's end. */
+enum { MCA_COLL_ADAPT2_NOT_HELD = 1 }; /* not an OMPI_* code (those are 0 or negative) */
+int mca_coll_adapt2_behind_post(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm, const void *buf, int count,
+                                ompi_datatype_t *dtype, size_t bytes, const int *peers, int npeers, int tag,
+                                int *failed);
 void mca_coll_adapt2_behind_free(mca_coll_adapt2_module_t *module);
 
 /* The allreduce's direct path (coll_adapt2_direct_allreduce.c): a blocking

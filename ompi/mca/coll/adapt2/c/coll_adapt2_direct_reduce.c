@@ -61,28 +61,21 @@ static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_o
     return OMPI_SUCCESS;
 }
 
-enum { kNotHeld = 1 }; /* not an OMPI_* code (those are 0 or negative) */
-
 /* Sends left behind (route->leave_behind): the data goes up from a copy in
  * the send-behind ring and the call returns without waiting for the parent
- * (coll_adapt2_behind.c). kNotHeld where the ring cannot hold it. */
+ * (coll_adapt2_behind.c). MCA_COLL_ADAPT2_NOT_HELD where the ring cannot
+ * hold it. */
 static int send_up_behind(mca_coll_adapt2_module_t *module, const mca_coll_adapt2_direct_t *d, const void *buf,
                           int count, ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
 {
     const int parent = d->route.parent;
-    int rc;
-    char *copy = mca_coll_adapt2_behind_take(module, comm, d->key.bytes, &rc);
-    if (NULL == copy) {
-        return OMPI_SUCCESS == rc ? kNotHeld : rc;
+    int failed;
+    const int rc = mca_coll_adapt2_behind_post(module, comm, buf, count, dtype, d->key.bytes, &parent, 1, tag, &failed);
+    if (OMPI_SUCCESS == rc || MCA_COLL_ADAPT2_NOT_HELD == rc) {
+        return rc;
     }
-    rc = mca_coll_adapt2_behind_fill(copy, buf, count, dtype, d->key.bytes);
-    if (OMPI_SUCCESS != rc) {
-        return mca_coll_adapt2_direct_failed(comm, d, rc, "copying its data (Open MPI's convertor) for its parent,",
-                                             parent);
-    }
-    rc = mca_coll_adapt2_behind_send(module, comm, d->key.bytes, parent, tag);
-    mca_coll_adapt2_behind_keep(module, d->key.bytes);
-    return OMPI_SUCCESS == rc ? rc : mca_coll_adapt2_direct_failed(comm, d, rc, "sending to its parent,", parent);
+    return mca_coll_adapt2_direct_failed(
+        comm, d, rc, failed < 0 ? "copying its data for its parent," : "sending to its parent,", parent);
 }
 
 static int send_up(mca_coll_adapt2_module_t *module, const mca_coll_adapt2_direct_t *d, const void *buf, int count,
@@ -91,7 +84,7 @@ static int send_up(mca_coll_adapt2_module_t *module, const mca_coll_adapt2_direc
     const int parent = d->route.parent;
     if (d->route.leave_behind) {
         const int rc = send_up_behind(module, d, buf, count, dtype, tag, comm);
-        if (kNotHeld != rc) {
+        if (MCA_COLL_ADAPT2_NOT_HELD != rc) {
             return rc;
         }
     }
