@@ -13,6 +13,12 @@ OFF="--mca coll_adapt2_detach_max_message 0"
 CAP="--mca coll_adapt2_detach_max_bytes 262144"
 PT="--mca coll_adapt2_progress_thread 1"
 D="$BIN/detach_check"
+W="$BIN/watch_check"
+# detach_check proves that detaching roots never wait for a late child, also
+# the first one: a root watching (engine/late_peers.h: its first call with a
+# late child waits) is off here, and watch_check (h.) tests it.
+WATCHING_FLAGS=$MPI_FLAGS
+MPI_FLAGS="$MPI_FLAGS --mca coll_adapt2_detach_watch_min_bytes 1073741824"
 
 # Under the sanitizers (FULL=0, see lib.sh) one case of each kind runs.
 
@@ -62,6 +68,19 @@ check "np 4, detach_max_message 0: nothing detaches, roots wait" 4 $OFF -- "$D" 
 full_only && check "np 8, detach_max_message 0: 300 calls on 3 communicators" 8 $OFF -- "$D" -t comms --expect coupled
 check "np 5, detach_max_message 65535: 64 KiB and 1 MiB calls wait, 4 KiB ones detach" 5 $NOCHECK \
     --mca coll_adapt2_detach_max_message 65535 -- "$D" -t reuse --expect limited -n 24
+
+# h. a watching root (await from 1 MiB, as with more ranks than cores; a grace
+# period longer than scheduling jitter): no copy in step, waits for the first
+# late child, copies while it lags behind, watches again after 8 calls in step
+MPI_FLAGS=$WATCHING_FLAGS
+WATCH="--mca coll_adapt2_detach_await_min_bytes 1048576 --mca coll_adapt2_detach_grace_us 20000"
+for np in $(sweep 4 8); do
+    check "np $np, a watching root: copies only while a child lags behind (64 KiB)" $np $WATCH -- "$W" 65536 200
+done
+full_only && check "np 3, a watching root, 512 KiB" 3 $WATCH -- "$W" 524288 200
+expect_failure "np 4, watching off (detach_watch_min_bytes 1 GiB): the root copies in step, and the test says so" \
+    "watch_check A: the root copied" 4 $WATCH --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- "$W" 65536 200
+MPI_FLAGS="$MPI_FLAGS --mca coll_adapt2_detach_watch_min_bytes 1073741824"
 
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
     full_only && check "ucx: np 4, delayed ranks" 4 $UCX_FLAGS -- "$D" -t delay -n 32

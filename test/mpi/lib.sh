@@ -148,6 +148,30 @@ also_expect() {
     fi
 }
 
+# expect_failure NAME PATTERN NP [flags] -- PROGRAM [args]: the run must fail
+# (not time out) and print PATTERN (extended regex): the program's check
+# catches what it is about (a mutation test).
+expect_failure() {
+    local name=$1 pattern=$2 np=$3
+    shift 3
+    local flags=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
+    shift
+    local start=$SECONDS rc=0
+    rm -rf "${RANKS:?}"/*
+    timeout -k 10 "$TIMEOUT" "$MPIRUN" $MPI_FLAGS --output-filename "$RANKS" -np "$np" "${flags[@]}" "$@" \
+        >"$LOG" 2>&1 || rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] &&
+        cat "$LOG" "$RANKS"/*/rank.*/std* 2>/dev/null | grep -qE -- "$pattern"; then
+        passed=$((passed + 1))
+        echo "ok   $name ($((SECONDS - start)) s)"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name: expected a failure printing /$pattern/, got exit $rc:"
+        tail -n 20 "$LOG" | sed 's/^/    /'
+    fi
+}
+
 # sweep VALUES...: every value in the full run, the first one under the
 # sanitizers (for loops over rank counts and the like).
 sweep() { if [ "$FULL" = 1 ]; then echo "$@"; else echo "$1"; fi; }

@@ -84,6 +84,7 @@ direct_detach_max                 range
 detach_max_message                range
 detach_max_bytes                  range
 detach_grace_us                   range
+detach_watch_min_bytes            range
 detach_await_min_bytes            range
 progress_thread                   range
 progress_interval_us              range

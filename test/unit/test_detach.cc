@@ -460,8 +460,9 @@ void test_bcast_grace(void **) {
     }
 }
 
-// Below await_min_bytes a blocking root does not wait for hellos: with a
-// child stalled it copies at once and detaches without a grace period.
+// Below watch_min_bytes (and await_min_bytes) a blocking root does not wait
+// for hellos: with a child stalled it copies at once and detaches without a
+// grace period.
 void test_bcast_small_copies_at_once(void **) {
     for (const auto &net : completion_orders(4)) {
         Setup s;
@@ -475,6 +476,7 @@ void test_bcast_small_copies_at_once(void **) {
         for (size_t i = 0; i < s.bytes; ++i) mem[s.root][i] = pattern(0, i);
         auto settings = blocking_settings(s);
         settings.await_min_bytes = s.bytes + 1;
+        settings.watch_min_bytes = s.bytes + 1;
         auto start = [&](int r) {
             adapt2_buffer_t buf = contiguous_buffer(mem[r].data(), s.bytes);
             if (start_bcast(*w.comms[r], buf, s.root, tag_of(0), settings, call_done, &w.calls[r][0], call_finished,
@@ -497,6 +499,95 @@ void test_bcast_small_copies_at_once(void **) {
             }
         }
         w.check_clean(s);
+    }
+}
+
+// From watch_min_bytes to await_min_bytes a blocking root watches
+// (late_peers.h). Call 0, all in step: it sends from the user's buffer and
+// copies nothing. Call 1, a child stalled: the grace period ends and the
+// root still waits for it, copying nothing. Call 2: it copies at once, and
+// so on while its children are not in step; after 8 calls in step (calls
+// 3-10, all starting together) it watches again: no copy in calls 10-13.
+struct WatchedCalls {
+    const Setup &s;
+    World w;
+    std::vector<Graces> graces;                       // [call]
+    std::vector<std::vector<std::vector<char>>> mem;  // [call][rank]
+    adapt2_tree_settings_t settings;
+    explicit WatchedCalls(const Setup &setup)
+        : s(setup),
+          w(setup),
+          graces(setup.calls, Graces(setup.p)),
+          mem(setup.calls, std::vector<std::vector<char>>(setup.p, std::vector<char>(setup.bytes, 0x5a))),
+          settings(blocking_settings(setup)) {
+        settings.await_min_bytes = s.bytes + 1;
+        settings.watch_min_bytes = s.bytes;
+        for (int c = 0; c < s.calls; ++c) {
+            for (size_t i = 0; i < s.bytes; ++i) mem[c][s.root][i] = pattern(c, i);
+        }
+    }
+    void start(int r, int c) {
+        adapt2_buffer_t buf = contiguous_buffer(mem[c][r].data(), s.bytes);
+        if (start_bcast(*w.comms[r], buf, s.root, tag_of(c), settings, call_done, &w.calls[r][c], call_finished,
+                        &graces[c].g[r]) != 0)
+            fail_msg("%s: call %d: start failed", s.str().c_str(), c);
+    }
+    // Runs call c on every rank but `absent` (-1: none); what it copied.
+    uint64_t run(int c, int absent) {
+        const uint64_t before = counter_value(Counter::detach_bytes);
+        for (int r = 0; r < s.p; ++r) {
+            if (r != absent) start(r, c);
+        }
+        w.net.run();
+        return counter_value(Counter::detach_bytes) - before;
+    }
+    void check_data() {
+        for (int c = 0; c < s.calls; ++c) {
+            for (int r = 0; r < s.p; ++r) {
+                for (size_t i = 0; r != s.root && i < s.bytes; ++i) {
+                    if (mem[c][r][i] != pattern(c, i))
+                        fail_msg("%s: call %d rank %d byte %zu wrong", s.str().c_str(), c, r, i);
+                }
+            }
+        }
+    }
+};
+
+void test_bcast_watching_root(void **) {
+    for (const auto &net : completion_orders(4)) {
+        Setup s;
+        s.p = 4, s.calls = 14, s.algorithm = ADAPT2_ALG_FLAT, s.net = net, s.stalled = 2;
+        s.bytes = 3000, s.segment = 1000;
+        WatchedCalls t(s);
+        const Call &root0 = t.w.calls[s.root][0];
+        if (t.run(0, -1) != 0 || !t.graces[0].g[s.root] || root0.done != 1)
+            fail_msg("%s: in step the root must send from the user's buffer, with a grace period", s.str().c_str());
+        t.graces[0].fire_all();
+        // Eager sends complete without their receiver: then nobody is late.
+        const bool waits = rendezvous(s);
+        const uint64_t before = counter_value(Counter::detach_bytes);
+        if (t.run(1, s.stalled) != 0 || t.w.calls[s.root][1].done != (waits ? 0 : 1))
+            fail_msg("%s: the root must wait for a late child (rendezvous), copying nothing", s.str().c_str());
+        t.graces[1].fire_all();  // the period ends: the child is late
+        t.w.net.run();
+        if (t.w.calls[s.root][1].done != (waits ? 0 : 1) || counter_value(Counter::detach_bytes) != before)
+            fail_msg("%s: watching, the root copied or completed at the grace's end", s.str().c_str());
+        t.start(s.stalled, 1);
+        t.w.net.run();
+        if (counter_value(Counter::detach_bytes) != before || t.w.calls[s.root][1].done != 1)
+            fail_msg("%s: the late child's call must end without a copy", s.str().c_str());
+        for (int c = 2; c < s.calls; ++c) {
+            const uint64_t copied = t.run(c, -1);
+            const bool copies = waits && c <= 9;  // from the call after the late one, until 8 calls in step
+            if (copied != (copies ? s.bytes : 0) || (t.graces[c].g[s.root] != nullptr) == copies)
+                fail_msg("%s: call %d copied %llu bytes (grace %d), expected %zu", s.str().c_str(), c,
+                         static_cast<unsigned long long>(copied), t.graces[c].g[s.root] != nullptr,
+                         copies ? s.bytes : 0);
+            t.graces[c].fire_all();
+            t.w.net.run();
+        }
+        t.check_data();
+        t.w.check_clean(s);
     }
 }
 
@@ -603,7 +694,7 @@ int main() {
         cmocka_unit_test(test_bcast_stalled_rank),  cmocka_unit_test(test_bcast_cap),
         cmocka_unit_test(test_reduce_stalled_rank), cmocka_unit_test(test_reduce_cap),
         cmocka_unit_test(test_bcast_grace),         cmocka_unit_test(test_bcast_small_copies_at_once),
-        cmocka_unit_test(test_reduce_grace),
+        cmocka_unit_test(test_bcast_watching_root), cmocka_unit_test(test_reduce_grace),
     };
     return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
 }

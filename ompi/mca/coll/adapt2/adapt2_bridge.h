@@ -60,7 +60,9 @@ typedef struct adapt2_bcast_settings {
     size_t direct_detach_max;  /* the direct path leaves its sends behind up to this many (above
                                   detach_min_message; coll_adapt2_direct_detach_max) */
     size_t await_min_bytes;    /* a blocking bcast root waits for hellos (below) from this size;
-                                  smaller messages are copied at once */
+                                  smaller messages are copied at once while children come late */
+    size_t watch_min_bytes;    /* ... from this size only while children lag behind
+                                  (engine/late_peers.h) */
     int blocking;              /* a blocking call (plan_call sets it from the call's facts): if
                                   the detach pool is full it waits for room (older detached
                                   calls finish) instead of running coupled, and it copies

@@ -310,6 +310,7 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_pa
     s->direct_detach_max = (size_t) ADAPT2_LONG(direct_detach_max);
     long await_min = ADAPT2_LONG(detach_await_min_bytes);
     s->await_min_bytes = (size_t) (await_min >= 0 ? await_min : auto_await_min_bytes());
+    s->watch_min_bytes = (size_t) ADAPT2_LONG(detach_watch_min_bytes);
     s->blocking = 0;
     s->topology = 0; /* mca_coll_adapt2_topology_settings() sets these */
     s->node_algorithm = s->numa_algorithm = ADAPT2_ALG_AUTO;

@@ -46,15 +46,22 @@ BcastArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &plan
     args.hello_tag = tag - args.tag_block;
     // Only a rank that passes data on has anything to detach from; device
     // data never detaches (its hellos still match its peers').
-    if (args.hello && tree.children(comm.rank()).size() > 0 && !data.on_device) {
+    const bool passes_on = args.hello && tree.children(comm.rank()).size() > 0 && !data.on_device;
+    // A blocking root with a grace period: from await_min_bytes it waits for
+    // its children's hellos before copying (below, waiting costs more than
+    // a copy: docs/design.md, "Choosing the defaults"); below, it copies at
+    // once only while children have been late lately (late_peers.h).
+    const bool blocking_root = grace && settings.blocking && comm.rank() == call.root && data.contig;
+    if (passes_on && blocking_root && data.bytes >= settings.watch_min_bytes && data.bytes < settings.await_min_bytes) {
+        args.late = &comm.late_peers();
+        args.watch = !comm.root_copies_for_late_children();
+        if (args.watch) return args;  // no copy
+    }
+    if (passes_on) {
         args.copy = borrow_detach_copy(comm, settings, data.bytes);
         args.copy_pool = &comm.detach_pool();
     }
-    // A blocking root waits for its children's hellos before copying, from
-    // await_min_bytes: below, the copy costs less than waiting for the
-    // hellos (docs/design.md, "Choosing the defaults").
-    args.await = grace && settings.blocking && args.copy && comm.rank() == call.root && data.contig &&
-                 data.bytes >= settings.await_min_bytes;
+    args.await = blocking_root && args.copy && data.bytes >= settings.await_min_bytes;
     return args;
 }
 
@@ -91,10 +98,11 @@ int start_bcast(Comm &comm, const adapt2_call_t &call, const CallPlan &planned, 
         if (comm.logs(20)) {
             comm.log(20, plan_line(comm.id(), "bcast", data.bytes, root,
                                    describe(plan) + (args.hello ? "; may detach" : "") +
-                                       (args.await ? ", awaits hellos" : ""),
+                                       (args.await ? ", awaits hellos" : "") +
+                                       (args.watch ? ", sends from the user's buffer (no child late lately)" : ""),
                                    plan.rule));
         }
-        if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
+        if (grace) *grace = args.await || args.watch ? schedule->add_grace() : nullptr;
         schedule->add_flow<BcastFlow>(args, std::move(tree), *pool);
     }
     count(Counter::bcast_calls, 1);

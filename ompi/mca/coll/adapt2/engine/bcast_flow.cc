@@ -24,7 +24,9 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::sha
       group_(memory()),
       next_send_(children_.size(), 0, memory()),
       sent_(children_.size(), memory()),
-      supplied_(args.supplied ? 0 : segments_.count()) {
+      supplied_(args.supplied ? 0 : segments_.count()),
+      late_(args.late),
+      watch_(args.watch) {
     const int nseg = segments_.count();
     // Arrivals may run a receive window of messages past the prefix.
     recv_window_ = std::max(1, std::min(recv_window_, kMaxWindow / in_group_));
@@ -68,6 +70,7 @@ int BcastFlow::max_ops() const {
 }
 
 void BcastFlow::start() {
+    if (late_) late_->call_started();  // balanced by on_hello, or by finish() if some never came
     post_hellos();
     if (await_) return;  // children are fed as they say hello, or at expiry
     if (copy_ && is_root()) {
@@ -93,15 +96,22 @@ void BcastFlow::post_hellos() {
 }
 
 void BcastFlow::on_hello(int child) {
-    if (source_[child] != undecided) return;
-    source_[child] = user;
-    feed(child);
-    if (std::find(source_.begin(), source_.end(), undecided) == source_.end()) schedule_.grace_not_needed();
+    ++hellos_;
+    if (source_[child] == undecided) {
+        source_[child] = user;
+        feed(child);
+    }
+    if (hellos_ < children()) return;
+    if (late_) late_->all_heard();
+    if (!watch_) schedule_.grace_not_needed();  // watching, the sends end it
 }
 
 // The grace period is over: the children that have not said hello are late;
 // copy the data once and serve them from the copy.
 void BcastFlow::expire() {
+    // watching: a child that has not said hello when the period ends, and
+    // whose data is still to go, came late
+    if (watch_ && sends_done_ < sends_total_ && hellos_ < children()) late_->saw_late();
     if (!await_ || std::find(source_.begin(), source_.end(), undecided) == source_.end()) return;
     copy_into_private(data_, 0, segments_.total(), copy_);  // contiguous: cannot fail
     count(Counter::detach_bytes, segments_.total());
@@ -113,8 +123,10 @@ void BcastFlow::expire() {
     }
 }
 
-// Whether the user's buffer is free while sends go on from the copy.
+// Whether the user's buffer is free while sends go on from the copy (or,
+// watching, once they are over: only the children's hellos may be left).
 bool BcastFlow::locally_done() const {
+    if (watch_) return sends_done_ == sends_total_;
     if (!copy_ || copied_ < segments_.count()) return false;
     if (!is_root()) return true;
     bool any_copied = false;
@@ -264,6 +276,7 @@ void BcastFlow::landed(int first, int end) {
 void BcastFlow::on_sent(int child, int message) {
     sent_[child].mark_done(message);
     ++sends_done_;
+    if (watch_ && sends_done_ == sends_total_) schedule_.grace_not_needed();  // nobody was late
     const int g = group_[child];
     if (!staged()) {
         feed(child);
@@ -336,6 +349,7 @@ const char *BcastFlow::send_source(int child, int m, int group) {
 }
 
 void BcastFlow::finish() {
+    if (late_ && hellos_ < children()) late_->all_heard();  // a failed call
     if (staged()) pool_.give_back(staging_.block_bytes(), staging_.buffers());
     if (copy_) copy_pool_->give_back_one(segments_.total(), copy_);
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));

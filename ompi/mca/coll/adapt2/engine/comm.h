@@ -14,6 +14,7 @@
 #include "counters.h"
 #include "schedule_cache.h"
 #include "device/device_registry.h"
+#include "late_peers.h"
 #include "transport.h"
 #include "tree_cache.h"
 
@@ -101,6 +102,17 @@ public:
     }
     // Private copies of detached calls; its cap bounds what detaching holds.
     BufferPool &detach_pool() { return detach_pool_; }
+    // A broadcast root's memory of late children (late_peers.h).
+    LatePeers &late_peers() { return late_peers_; }
+    // Whether a blocking root copies at once in this call: a child came late
+    // and some child has not said hello in an earlier call yet (after one
+    // look at the transports for hellos that are in but not yet handled).
+    bool root_copies_for_late_children() {
+        if (late_peers_.take_late()) return true;  // the call after a late child copies
+        if (!late_peers_.copying()) return false;
+        if (late_peers_.children_behind() && progress_) progress_();
+        return !late_peers_.caught_up(!late_peers_.children_behind());
+    }
     // Advances the transports until `bytes` fit in the detach pool, or while
     // calls that hold its buffers are still in flight (they free room when
     // they finish). Returns whether they fit.
@@ -123,6 +135,7 @@ private:
     std::shared_ptr<TreeCache> trees_;
     BufferPool pool_;
     BufferPool detach_pool_;
+    LatePeers late_peers_;
     ScheduleCache schedules_;
     ProgressFn progress_;
     ReserveTagsFn reserve_fn_ = nullptr;

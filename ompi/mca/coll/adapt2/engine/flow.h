@@ -29,6 +29,9 @@ public:
     // True once this rank's part no longer needs the caller's buffers (what
     // is left runs from private copies): the call may complete early.
     virtual bool locally_done() const { return false; }
+    // Once locally_done(): whether all that is left are hello messages (no
+    // data goes out after the call returns: not counted as detached).
+    virtual bool only_hellos_left() const { return false; }
     // A blocking call's grace period is over: stop waiting for late peers
     // and detach from them (copy what they still need). Idempotent.
     virtual void expire() {}

@@ -46,6 +46,7 @@ inline adapt2_tree_settings_t tree_settings(size_t segment_size) {
     t.detach_max_message = detach_max_message;
     t.direct_detach_max = direct_detach_max;
     t.await_min_bytes = 0;
+    t.watch_min_bytes = detach_watch_min_bytes;
     t.node_algorithm = t.numa_algorithm = ADAPT2_ALG_AUTO;
     t.topology_segment_size = topology_segment_size;
     t.node_segment_size = node_segment_size;

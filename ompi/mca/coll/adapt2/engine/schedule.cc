@@ -330,7 +330,9 @@ void Schedule::report_if_locally_done() {
         if (!f->locally_done()) return;
     }
     if (tracer_) trace(TraceKind::call_detached, 0, 0, -1, 0);
-    count(Counter::detached_calls, 1);
+    bool data_left = false;
+    for (const Flow *f : flows_) data_left |= !f->only_hellos_left();
+    if (data_left) count(Counter::detached_calls, 1);
     report(ADAPT2_STATUS_DETACHED);
 }
 
