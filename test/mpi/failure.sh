@@ -23,12 +23,9 @@ expect_abort() {
     local took=$((SECONDS - start)) seen
     seen=$(grep -cE -- "$pattern" "$LOG")
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] && [ "$seen" -eq 1 ] && [ $took -lt 30 ]; then
-        passed=$((passed + 1))
-        echo "ok   $name (exit $rc after $took s)"
+        record_pass "$name (exit $rc after $took s)"
     else
-        failed=$((failed + 1))
-        echo "FAIL $name: exit $rc after $took s, $seen lines matching /$pattern/:"
-        tail -n 20 "$LOG" | sed 's/^/    /'
+        record_fail "$name: exit $rc after $took s, $seen lines matching /$pattern/:"
     fi
 }
 

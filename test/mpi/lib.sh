@@ -163,13 +163,22 @@ expect_failure() {
         >"$LOG" 2>&1 || rc=$?
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $rc -ne 137 ] &&
         cat "$LOG" "$RANKS"/*/rank.*/std* 2>/dev/null | grep -qE -- "$pattern"; then
-        passed=$((passed + 1))
-        echo "ok   $name ($((SECONDS - start)) s)"
+        record_pass "$name ($((SECONDS - start)) s)"
     else
-        failed=$((failed + 1))
-        echo "FAIL $name: expected a failure printing /$pattern/, got exit $rc:"
-        tail -n 20 "$LOG" | sed 's/^/    /'
+        record_fail "$name: expected a failure printing /$pattern/, got exit $rc:"
     fi
+}
+
+# record_pass WHAT / record_fail WHAT: count a case and say so (a failed one
+# with the end of its run's output).
+record_pass() {
+    passed=$((passed + 1))
+    echo "ok   $1"
+}
+record_fail() {
+    failed=$((failed + 1))
+    echo "FAIL $1"
+    tail -n 20 "$LOG" | sed 's/^/    /'
 }
 
 # sweep VALUES...: every value in the full run, the first one under the

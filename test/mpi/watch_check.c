@@ -79,16 +79,18 @@ int main(int argc, char **argv)
         bcast(buf, call);
     }
     long long a = copied();
-    if (rank == 0 && a != 0) fail("watch_check A: the root copied %lld bytes in %d calls in step, expected none", a, calls);
+    if (rank == 0 && a != 0)
+        fail("watch_check A: the root copied %lld bytes in %d calls in step, expected none", a, calls);
 
     MPI_Barrier(MPI_COMM_WORLD); /* B: one late child */
     if (rank == late) usleep(late_ms * 1000);
     double took = bcast(buf, call++);
     long long b = copied();
     if (rank == 0 && (took < late_ms / 2000.0 || b != 0)) {
-        fail("watch_check B: the root took %.1f ms and copied %lld bytes for a child %d ms late, expected it to "
-             "wait (at least %d ms) and copy nothing",
-             took * 1e3, b, late_ms, late_ms / 2);
+        fail(
+            "watch_check B: the root took %.1f ms and copied %lld bytes for a child %d ms late, expected it to "
+            "wait (at least %d ms) and copy nothing",
+            took * 1e3, b, late_ms, late_ms / 2);
     }
 
     double longest = 0; /* C: the child lags behind */
@@ -99,9 +101,10 @@ int main(int argc, char **argv)
     }
     long long c = copied();
     if (rank == 0 && (c != 4LL * bytes || longest >= late_ms / 2000.0)) {
-        fail("watch_check C: the root copied %lld bytes in 4 calls (expected %lld) and took up to %.1f ms (expected "
-             "under %d ms) while a child lagged %d ms behind",
-             c, 4LL * bytes, longest * 1e3, late_ms / 2, late_ms);
+        fail(
+            "watch_check C: the root copied %lld bytes in 4 calls (expected %lld) and took up to %.1f ms (expected "
+            "under %d ms) while a child lagged %d ms behind",
+            c, 4LL * bytes, longest * 1e3, late_ms / 2, late_ms);
     }
 
     long long first = 0; /* D: in step again */
@@ -112,15 +115,16 @@ int main(int argc, char **argv)
     }
     long long last = copied();
     if (rank == 0 && (first > 8LL * bytes || last != 0)) {
-        fail("watch_check D: in %d calls in step the root copied %lld bytes in all but the last 4 (at most %lld "
-             "expected) and %lld in those (none expected)",
-             calls, first, 8LL * bytes, last);
+        fail(
+            "watch_check D: in %d calls in step the root copied %lld bytes in all but the last 4 (at most %lld "
+            "expected) and %lld in those (none expected)",
+            calls, first, 8LL * bytes, last);
     }
 
     if (total_errors(errors, MPI_COMM_WORLD) > 0) fail("watch_check: wrong data");
     if (rank == 0) {
-        printf("watch_check: %d ranks, %d bytes: copies A %lld, B %lld, C %lld, D %lld + %lld; B waited %d ms\n",
-               size, bytes, a, b, c, first, last, late_ms);
+        printf("watch_check: %d ranks, %d bytes: copies A %lld, B %lld, C %lld, D %lld + %lld; B waited %d ms\n", size,
+               bytes, a, b, c, first, last, late_ms);
     }
     free(buf);
     MPI_Finalize();

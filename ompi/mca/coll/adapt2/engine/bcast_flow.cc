@@ -70,7 +70,10 @@ int BcastFlow::max_ops() const {
 }
 
 void BcastFlow::start() {
-    if (late_) late_->call_started();  // balanced by on_hello, or by finish() if some never came
+    if (late_) {  // counted until on_hello heard all, or finish() if some never came
+        late_->call_started();
+        counted_ = true;
+    }
     post_hellos();
     if (await_) return;  // children are fed as they say hello, or at expiry
     if (copy_ && is_root()) {
@@ -102,7 +105,7 @@ void BcastFlow::on_hello(int child) {
         feed(child);
     }
     if (hellos_ < children()) return;
-    if (late_) late_->all_heard();
+    if (counted_) late_->all_heard();
     if (!watch_) schedule_.grace_not_needed();  // watching, the sends end it
 }
 
@@ -349,7 +352,7 @@ const char *BcastFlow::send_source(int child, int m, int group) {
 }
 
 void BcastFlow::finish() {
-    if (late_ && hellos_ < children()) late_->all_heard();  // a failed call
+    if (counted_ && hellos_ < children()) late_->all_heard();  // a failed call
     if (staged()) pool_.give_back(staging_.block_bytes(), staging_.buffers());
     if (copy_) copy_pool_->give_back_one(segments_.total(), copy_);
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));

@@ -145,6 +145,7 @@ private:
     LatePeers *const late_;      // a blocking root's record of late children
     const bool watch_;           // watching root (late_peers.h)
     int hellos_ = 0;             // root: children that said hello
+    bool counted_ = false;       // late_ counts this call's missing hellos
 };
 
 }  // namespace adapt2
