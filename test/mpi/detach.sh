@@ -69,17 +69,27 @@ full_only && check "np 8, detach_max_message 0: 300 calls on 3 communicators" 8 
 check "np 5, detach_max_message 65535: 64 KiB and 1 MiB calls wait, 4 KiB ones detach" 5 $NOCHECK \
     --mca coll_adapt2_detach_max_message 65535 -- "$D" -t reuse --expect limited -n 24
 
-# h. a watching root (await from 1 MiB, as with more ranks than cores; a grace
-# period longer than scheduling jitter): no copy in step, waits for the first
-# late child, copies while it lags behind, watches again after 8 calls in step
+# h. watching broadcast roots and reduce leaves of the root (await from 1 MiB,
+# as with more ranks than cores; a grace period longer than scheduling
+# jitter): no copy in step, wait for the first late peer, copy while it lags
+# behind, watch again after 8 calls in step
 MPI_FLAGS=$WATCHING_FLAGS
 WATCH="--mca coll_adapt2_detach_await_min_bytes 1048576 --mca coll_adapt2_detach_grace_us 20000"
+FLAT="--mca coll_adapt2_reduce_algorithm flat"
 for np in $(sweep 4 8); do
     check "np $np, a watching root: copies only while a child lags behind (64 KiB)" $np $WATCH -- "$W" 65536 200
+    check "np $np, watching reduce leaves: copy only while the root lags behind (64 KiB)" $np $WATCH $FLAT -- \
+        "$W" 65536 200 16 reduce
 done
 full_only && check "np 3, a watching root, 512 KiB" 3 $WATCH -- "$W" 524288 200
+full_only && check "np 3, watching reduce leaves, 512 KiB" 3 $WATCH $FLAT -- "$W" 524288 200 16 reduce
+full_only && check "pml ucx: np 4, a watching root" 4 $UCX_FLAGS $WATCH -- "$W" 65536 200
+full_only && check "pml ucx: np 4, watching reduce leaves" 4 $UCX_FLAGS $WATCH $FLAT -- "$W" 65536 200 16 reduce
 expect_failure "np 4, watching off (detach_watch_min_bytes 1 GiB): the root copies in step, and the test says so" \
-    "watch_check A: the root copied" 4 $WATCH --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- "$W" 65536 200
+    "watch_check A: the broadcast root copied" 4 $WATCH --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- \
+    "$W" 65536 200
+expect_failure "np 4, watching off: reduce leaves copy in step, and the test says so" "watch_check A: a reduce leaf copied" \
+    4 $WATCH $FLAT --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- "$W" 65536 200 16 reduce
 MPI_FLAGS="$MPI_FLAGS --mca coll_adapt2_detach_watch_min_bytes 1073741824"
 
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then

@@ -1,27 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
- * A blocking broadcast root that watches (engine/late_peers.h): from
- * coll_adapt2_detach_watch_min_bytes to coll_adapt2_detach_await_min_bytes
- * it sends from the user's buffer and waits while its children are in step,
- * copies at once (and returns) from the call after a child came late, while
- * they lag behind, and watches again after 8 calls in step.
+ * Ranks that watch (engine/late_peers.h): from
+ * coll_adapt2_detach_watch_min_bytes to coll_adapt2_detach_await_min_bytes a
+ * blocking broadcast root, and a blocking reduce leaf of the root, send from
+ * the user's buffer and wait while their peers are in step, copy at once
+ * (and return) from the call after a peer came late, while the peers lag
+ * behind, and watch again after 8 calls in step.
  *
- * Root 0, the last rank is the late one. Four phases; every element of every
- * call is checked on every rank (each call's data differs), and the root's
- * copies are read from MPI_T (coll_adapt2_detach_bytes):
- *  A  `calls` broadcasts, each after a barrier: no copy (watching);
- *  B  one broadcast the late rank enters `late_ms` after the others: the
- *     root waits for it (the call lasts at least half of late_ms) and copies
- *     nothing (it was watching when the child came late);
- *  C  4 broadcasts, the late rank sleeping late_ms before each, the others
- *     not: the root copies every one and returns without waiting for it;
- *  D  `calls` broadcasts, each after a barrier: the root copies in at most
- *     the first 8 (until its children have been in step for 8 calls) and
- *     in none of the last 4.
+ * Root 0. Broadcasts: the watcher is the root, the late rank the last one.
+ * Reduces (run with a flat reduce tree, so that every other rank is a leaf
+ * of the root): the watchers are the leaves, the late rank is the root.
+ * Four phases; every element of every call is checked on every rank that
+ * gets a result (each call's data differs), and the watchers' copies are
+ * read from MPI_T (coll_adapt2_detach_bytes):
+ *  A  `calls` calls, each after a barrier: no copy (watching);
+ *  B  one call the late rank enters `late_ms` after the others: the watchers
+ *     wait for it (their call lasts at least half of late_ms) and copy
+ *     nothing (they were watching when it came late);
+ *  C  4 calls, the late rank sleeping late_ms before each, the others not:
+ *     the watchers copy in every one and return without waiting for it;
+ *  D  `calls` calls, each after a barrier: the watchers copy in at most the
+ *     first 8 (until their peers have been in step for 8 calls) and in none
+ *     of the last 4.
  * Run with a grace period longer than scheduling jitter (the script sets
  * coll_adapt2_detach_grace_us) so that only the late rank is ever late.
- *   watch_check [bytes (65536)] [late_ms (200)] [calls (16)]
+ *   watch_check [bytes (65536)] [late_ms (200)] [calls (16)] [bcast|reduce]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,30 +34,42 @@
 
 #include "mpi_check.h"
 
-static int rank, size, ints;
+static int rank, size, ints, reducing;
 static long long errors;
 
-static int value(int call, int k)
+static int value(int call, int who, int k)
 {
-    return call * 7919 + k;
+    return call * 7919 + who * 131 + k;
 }
 
-/* Broadcast number `call` from rank 0, checked; returns the seconds it took. */
-static double bcast(int *buf, int call)
+static void check(int call, int k, int got, int want)
 {
-    for (int k = 0; k < ints; ++k) buf[k] = rank == 0 ? value(call, k) : -1;
+    if (got != want && errors++ < 5) {
+        printf("FAIL [rank %d]: %s %d element %d is %d, expected %d\n", rank, reducing ? "reduce" : "bcast", call, k,
+               got, want);
+    }
+}
+
+/* Call number `call` (to or from rank 0), checked; the seconds it took. */
+static double collective(int *buf, int *out, int call)
+{
+    for (int k = 0; k < ints; ++k) buf[k] = reducing || rank == 0 ? value(call, reducing ? rank : 0, k) : -1;
     const double start = MPI_Wtime();
-    MPI_Bcast(buf, ints, MPI_INT, 0, MPI_COMM_WORLD);
+    if (reducing) {
+        MPI_Reduce(buf, out, ints, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    } else {
+        MPI_Bcast(buf, ints, MPI_INT, 0, MPI_COMM_WORLD);
+    }
     const double took = MPI_Wtime() - start;
-    for (int k = 0; k < ints; ++k) {
-        if (buf[k] != value(call, k) && errors++ < 5) {
-            printf("FAIL [rank %d]: bcast %d element %d is %d, expected %d\n", rank, call, k, buf[k], value(call, k));
-        }
+    for (int k = 0; k < ints && (!reducing || rank == 0); ++k) {
+        int want = value(call, 0, k);
+        for (int r = 1; reducing && r < size; ++r) want += value(call, r, k);
+        check(call, k, reducing ? out[k] : buf[k], want);
     }
     return took;
 }
 
-/* The root's copies (bytes) since the last look. */
+/* This rank's copies (bytes) since the last look. */
 static long long copied(void)
 {
     static long long seen;
@@ -67,66 +83,71 @@ int main(int argc, char **argv)
 {
     mpi_start(&argc, &argv, 0, &rank, &size);
     const int bytes = int_arg(argc, argv, 1, 65536), late_ms = int_arg(argc, argv, 2, 200);
-    const int calls = int_arg(argc, argv, 3, 16), late = size - 1;
+    const int calls = int_arg(argc, argv, 3, 16);
+    reducing = argc > 4 && 0 == strcmp(argv[4], "reduce");
+    const int late = reducing ? 0 : size - 1;
+    const int watcher = reducing ? rank != 0 : rank == 0;
+    const char *what = reducing ? "a reduce leaf" : "the broadcast root";
     ints = bytes / (int) sizeof(int);
-    int *buf = malloc((size_t) ints * sizeof *buf);
-    if (size < 2 || !buf || calls < 12) fail("watch_check: needs 2 or more ranks, memory and at least 12 calls");
+    int *buf = malloc((size_t) ints * sizeof *buf), *out = malloc((size_t) ints * sizeof *out);
+    if (size < 2 || !buf || !out || calls < 12) fail("watch_check: needs 2 or more ranks, memory and 12 calls");
     (void) copied();
     int call = 0;
 
     for (int i = 0; i < calls; ++i, ++call) { /* A: in step */
         MPI_Barrier(MPI_COMM_WORLD);
-        bcast(buf, call);
+        collective(buf, out, call);
     }
     long long a = copied();
-    if (rank == 0 && a != 0)
-        fail("watch_check A: the root copied %lld bytes in %d calls in step, expected none", a, calls);
+    if (watcher && a != 0)
+        fail("watch_check A: %s copied %lld bytes in %d calls in step, expected none", what, a, calls);
 
-    MPI_Barrier(MPI_COMM_WORLD); /* B: one late child */
+    MPI_Barrier(MPI_COMM_WORLD); /* B: one late peer */
     if (rank == late) usleep(late_ms * 1000);
-    double took = bcast(buf, call++);
+    double took = collective(buf, out, call++);
     long long b = copied();
-    if (rank == 0 && (took < late_ms / 2000.0 || b != 0)) {
+    if (watcher && (took < late_ms / 2000.0 || b != 0)) {
         fail(
-            "watch_check B: the root took %.1f ms and copied %lld bytes for a child %d ms late, expected it to "
-            "wait (at least %d ms) and copy nothing",
-            took * 1e3, b, late_ms, late_ms / 2);
+            "watch_check B: %s took %.1f ms and copied %lld bytes for a peer %d ms late, expected it to wait (at "
+            "least %d ms) and copy nothing",
+            what, took * 1e3, b, late_ms, late_ms / 2);
     }
 
-    double longest = 0; /* C: the child lags behind */
+    double longest = 0; /* C: the peer lags behind */
     for (int i = 0; i < 4; ++i, ++call) {
         if (rank == late) usleep(late_ms * 1000);
-        took = bcast(buf, call);
+        took = collective(buf, out, call);
         longest = took > longest ? took : longest;
     }
     long long c = copied();
-    if (rank == 0 && (c != 4LL * bytes || longest >= late_ms / 2000.0)) {
+    if (watcher && (c != 4LL * bytes || longest >= late_ms / 2000.0)) {
         fail(
-            "watch_check C: the root copied %lld bytes in 4 calls (expected %lld) and took up to %.1f ms (expected "
-            "under %d ms) while a child lagged %d ms behind",
-            c, 4LL * bytes, longest * 1e3, late_ms / 2, late_ms);
+            "watch_check C: %s copied %lld bytes in 4 calls (expected %lld) and took up to %.1f ms (expected under "
+            "%d ms) while a peer lagged %d ms behind",
+            what, c, 4LL * bytes, longest * 1e3, late_ms / 2, late_ms);
     }
 
     long long first = 0; /* D: in step again */
     for (int i = 0; i < calls; ++i, ++call) {
         MPI_Barrier(MPI_COMM_WORLD);
-        bcast(buf, call);
+        collective(buf, out, call);
         if (i == calls - 5) first = copied();
     }
     long long last = copied();
-    if (rank == 0 && (first > 8LL * bytes || last != 0)) {
+    if (watcher && (first > 8LL * bytes || last != 0)) {
         fail(
-            "watch_check D: in %d calls in step the root copied %lld bytes in all but the last 4 (at most %lld "
+            "watch_check D: in %d calls in step %s copied %lld bytes in all but the last 4 (at most %lld "
             "expected) and %lld in those (none expected)",
-            calls, first, 8LL * bytes, last);
+            calls, what, first, 8LL * bytes, last);
     }
 
     if (total_errors(errors, MPI_COMM_WORLD) > 0) fail("watch_check: wrong data");
-    if (rank == 0) {
-        printf("watch_check: %d ranks, %d bytes: copies A %lld, B %lld, C %lld, D %lld + %lld; B waited %d ms\n", size,
-               bytes, a, b, c, first, last, late_ms);
+    if (rank == (reducing ? 1 : 0)) {
+        printf("watch_check: %s, %d ranks, %d bytes: copies A %lld, B %lld, C %lld, D %lld + %lld; B waited %d ms\n",
+               reducing ? "reduce" : "bcast", size, bytes, a, b, c, first, last, late_ms);
     }
     free(buf);
+    free(out);
     MPI_Finalize();
     return 0;
 }

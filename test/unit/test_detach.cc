@@ -611,6 +611,7 @@ void run_reduce_grace(const Setup &s, bool stall, size_t await_min = 0) {
     }
     adapt2_reduce_settings_t settings{blocking_settings(s), 0};
     settings.tree.await_min_bytes = await_min;
+    settings.tree.watch_min_bytes = kHuge;  // watching: test_reduce_watching_leaf
     adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
     const uint64_t copied_before = counter_value(Counter::detach_bytes);
     const Tree tree = build_tree(spec_of(s.algorithm), s.p, s.root);
@@ -687,14 +688,86 @@ void test_reduce_grace(void **) {
     }
 }
 
+// A reduce leaf of the root watches as a broadcast root does (late_peers.h):
+// in step no leaf copies; a late root is waited for, copying nothing; from
+// the next call the leaves copy, until 8 calls in step (calls 3-10).
+void test_reduce_watching_leaf(void **) {
+    for (const auto &net : completion_orders(4)) {
+        Setup s;
+        s.p = 4, s.calls = 14, s.algorithm = ADAPT2_ALG_FLAT, s.net = net, s.root = 0, s.stalled = 0;
+        s.bytes = 3000, s.segment = 1000;
+        World w(s);
+        std::vector<Graces> graces(s.calls, Graces(s.p));
+        const size_t n = s.bytes / 4;
+        std::vector<std::vector<std::vector<int32_t>>> own(s.calls), result(s.calls);
+        for (int c = 0; c < s.calls; ++c) {
+            own[c].assign(s.p, std::vector<int32_t>(n));
+            result[c].assign(s.p, std::vector<int32_t>(n, 7));
+            for (int r = 0; r < s.p; ++r) {
+                for (size_t e = 0; e < n; ++e) own[c][r][e] = value(r, c, e);
+            }
+        }
+        adapt2_reduce_settings_t settings{blocking_settings(s), 0};
+        settings.tree.await_min_bytes = s.bytes + 1;
+        settings.tree.watch_min_bytes = s.bytes;
+        adapt2_reduction_t op{4, 1, nullptr, sum_i32, nullptr, 0, 0};
+        auto start = [&](int r, int c) {
+            adapt2_buffer_t o = contiguous_buffer(reinterpret_cast<char *>(own[c][r].data()), n * 4);
+            adapt2_buffer_t res = contiguous_buffer(reinterpret_cast<char *>(result[c][r].data()), n * 4);
+            if (start_reduce(*w.comms[r], o, res, false, op, s.root, tag_of(c), settings, call_done, &w.calls[r][c],
+                             call_finished, &graces[c].g[r]) != 0)
+                fail_msg("%s: call %d: start failed", s.str().c_str(), c);
+        };
+        auto run = [&](int c, int absent) {  // what the call copied, all ranks together
+            const uint64_t before = counter_value(Counter::detach_bytes);
+            for (int r = 0; r < s.p; ++r) {
+                if (r != absent) start(r, c);
+            }
+            w.net.run();
+            return counter_value(Counter::detach_bytes) - before;
+        };
+        const bool waits = rendezvous(s);  // eager sends complete without the root
+        if (run(0, -1) != 0 || w.calls[1][0].done != 1 || !graces[0].g[1])
+            fail_msg("%s: in step a leaf must send from the user's buffer, with a grace period", s.str().c_str());
+        graces[0].fire_all();
+        const uint64_t before = counter_value(Counter::detach_bytes);
+        if (run(1, s.root) != 0 || w.calls[1][1].done != (waits ? 0 : 1))
+            fail_msg("%s: a leaf must wait for a late root (rendezvous), copying nothing", s.str().c_str());
+        graces[1].fire_all();  // the period ends: the root is late
+        w.net.run();
+        start(s.root, 1);
+        w.net.run();
+        if (counter_value(Counter::detach_bytes) != before || w.calls[1][1].done != 1)
+            fail_msg("%s: the late root's call must end without a copy", s.str().c_str());
+        for (int c = 2; c < s.calls; ++c) {
+            const bool copies = waits && c <= 9;  // from the call after the late one, until 8 calls in step
+            const uint64_t copied = run(c, -1), leaves = s.p - 1;
+            if (copied != (copies ? leaves * s.bytes : 0))
+                fail_msg("%s: call %d copied %llu bytes, expected %llu", s.str().c_str(), c,
+                         static_cast<unsigned long long>(copied),
+                         static_cast<unsigned long long>(copies ? leaves * s.bytes : 0));
+            graces[c].fire_all();
+            w.net.run();
+        }
+        for (int c = 0; c < s.calls; ++c) {
+            for (size_t e = 0; e < n; ++e) {
+                if (static_cast<uint32_t>(result[c][s.root][e]) != expected(s, c, e))
+                    fail_msg("%s: call %d element %zu wrong", s.str().c_str(), c, e);
+            }
+        }
+        w.check_clean(s);
+    }
+}
+
 }  // namespace
 
 int main() {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bcast_stalled_rank),  cmocka_unit_test(test_bcast_cap),
-        cmocka_unit_test(test_reduce_stalled_rank), cmocka_unit_test(test_reduce_cap),
-        cmocka_unit_test(test_bcast_grace),         cmocka_unit_test(test_bcast_small_copies_at_once),
-        cmocka_unit_test(test_bcast_watching_root), cmocka_unit_test(test_reduce_grace),
+        cmocka_unit_test(test_bcast_stalled_rank),   cmocka_unit_test(test_bcast_cap),
+        cmocka_unit_test(test_reduce_stalled_rank),  cmocka_unit_test(test_reduce_cap),
+        cmocka_unit_test(test_bcast_grace),          cmocka_unit_test(test_bcast_small_copies_at_once),
+        cmocka_unit_test(test_bcast_watching_root),  cmocka_unit_test(test_reduce_grace),
+        cmocka_unit_test(test_reduce_watching_leaf),
     };
     return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
 }

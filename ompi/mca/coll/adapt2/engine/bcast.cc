@@ -54,7 +54,7 @@ BcastArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &plan
     const bool blocking_root = grace && settings.blocking && comm.rank() == call.root && data.contig;
     if (passes_on && blocking_root && data.bytes >= settings.watch_min_bytes && data.bytes < settings.await_min_bytes) {
         args.late = &comm.late_peers();
-        args.watch = !comm.root_copies_for_late_children();
+        args.watch = !comm.copies_for_late_peers();
         if (args.watch) return args;  // no copy
     }
     if (passes_on) {

@@ -24,9 +24,7 @@ BcastFlow::BcastFlow(Schedule &schedule, int id, const BcastArgs &args, std::sha
       group_(memory()),
       next_send_(children_.size(), 0, memory()),
       sent_(children_.size(), memory()),
-      supplied_(args.supplied ? 0 : segments_.count()),
-      late_(args.late),
-      watch_(args.watch) {
+      supplied_(args.supplied ? 0 : segments_.count()) {
     const int nseg = segments_.count();
     // Arrivals may run a receive window of messages past the prefix.
     recv_window_ = std::max(1, std::min(recv_window_, kMaxWindow / in_group_));
@@ -70,10 +68,7 @@ int BcastFlow::max_ops() const {
 }
 
 void BcastFlow::start() {
-    if (late_) {  // counted until on_hello heard all, or finish() if some never came
-        late_->call_started();
-        counted_ = true;
-    }
+    count_hellos();
     post_hellos();
     if (await_) return;  // children are fed as they say hello, or at expiry
     if (copy_ && is_root()) {
@@ -99,14 +94,12 @@ void BcastFlow::post_hellos() {
 }
 
 void BcastFlow::on_hello(int child) {
-    ++hellos_;
+    const bool all = heard_hello(children());
     if (source_[child] == undecided) {
         source_[child] = user;
         feed(child);
     }
-    if (hellos_ < children()) return;
-    if (counted_) late_->all_heard();
-    if (!watch_) schedule_.grace_not_needed();  // watching, the sends end it
+    if (all && !watch_) schedule_.grace_not_needed();  // watching, the sends end it
 }
 
 // The grace period is over: the children that have not said hello are late;
@@ -114,7 +107,7 @@ void BcastFlow::on_hello(int child) {
 void BcastFlow::expire() {
     // watching: a child that has not said hello when the period ends, and
     // whose data is still to go, came late
-    if (watch_ && sends_done_ < sends_total_ && hellos_ < children()) late_->saw_late();
+    if (watch_ && sends_done_ < sends_total_ && !heard_all(children())) late_->saw_late();
     if (!await_ || std::find(source_.begin(), source_.end(), undecided) == source_.end()) return;
     copy_into_private(data_, 0, segments_.total(), copy_);  // contiguous: cannot fail
     count(Counter::detach_bytes, segments_.total());
@@ -352,7 +345,7 @@ const char *BcastFlow::send_source(int child, int m, int group) {
 }
 
 void BcastFlow::finish() {
-    if (counted_ && hellos_ < children()) late_->all_heard();  // a failed call
+    uncount_hellos(children());
     if (staged()) pool_.give_back(staging_.block_bytes(), staging_.buffers());
     if (copy_) copy_pool_->give_back_one(segments_.total(), copy_);
     count(Counter::segments_sent, static_cast<uint64_t>(sends_done_));

@@ -46,7 +46,6 @@
 #include <memory>
 #include <vector>
 
-#include "late_peers.h"
 #include "staging_ring.h"
 #include "topology.h"
 #include "tree_flow.h"
@@ -62,11 +61,6 @@ struct BcastArgs : TreeArgs {
     size_t unit = 1;                  // segments hold whole units (elements of a reduction)
     bool supplied = false;            // root: segments become available through supply()
     int groups[kLevels] = {1, 1, 1};  // segments per message on edges of each level
-    // A blocking root below the awaiting size tells `late` when its
-    // children have all said hello; watching (serving every child from the
-    // user's buffer at once), also when one came late (late_peers.h).
-    LatePeers *late = nullptr;
-    bool watch = false;
 };
 
 class BcastFlow final : public TreeFlow {
@@ -78,7 +72,6 @@ public:
     void on_complete(Op &op) override;
     bool has_pending_work() const override;
     bool locally_done() const override;
-    bool only_hellos_left() const override { return watch_; }
     void finish() override;
     void expire() override;
 
@@ -142,10 +135,6 @@ private:
     CompletionWindow supplied_;  // device root: segments in the user's buffer
     int next_copy_ = 0;          // device root: next segment to copy out
     int copies_done_ = 0;        // device: copies finished
-    LatePeers *const late_;      // a blocking root's record of late children
-    const bool watch_;           // watching root (late_peers.h)
-    int hellos_ = 0;             // root: children that said hello
-    bool counted_ = false;       // late_ counts this call's missing hellos
 };
 
 }  // namespace adapt2

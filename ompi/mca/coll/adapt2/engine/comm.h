@@ -102,12 +102,13 @@ public:
     }
     // Private copies of detached calls; its cap bounds what detaching holds.
     BufferPool &detach_pool() { return detach_pool_; }
-    // A broadcast root's memory of late children (late_peers.h).
+    // This rank's memory of late peers (late_peers.h).
     LatePeers &late_peers() { return late_peers_; }
-    // Whether a blocking root copies at once in this call: a child came late
-    // and some child has not said hello in an earlier call yet (after one
-    // look at the transports for hellos that are in but not yet handled).
-    bool root_copies_for_late_children() {
+    // Whether a blocking broadcast root or reduce leaf of the root copies at
+    // once in this call: a peer came late, and since then some peer has not
+    // said hello in an earlier call yet (after one look at the transports
+    // for hellos that are in but not yet handled).
+    bool copies_for_late_peers() {
         if (late_peers_.take_late()) return true;  // the call after a late child copies
         if (!late_peers_.copying()) return false;
         if (late_peers_.children_behind() && progress_) progress_();

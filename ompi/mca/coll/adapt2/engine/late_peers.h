@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
-// Whether a blocking broadcast root copies its message at once or sends it
-// from the user's buffer (docs/design.md, "Copy while children are late").
+// Whether a blocking broadcast root, or a reduce leaf of the root, copies
+// its message at once or sends it from the user's buffer (docs/design.md,
+// "Copy while peers are late").
 //
-// Below await_min_bytes a root used to copy at once in every call, so that
-// it could return before late children took the data. When nobody is late
+// Below await_min_bytes such a rank used to copy at once in every call, so
+// that it could return before late peers took the data. When nobody is late
 // that copy, and the later start of its sends, cost 1.3-1.9x the time of
-// sending from the user's buffer (np 4 and 8, 8-512 KiB). So the root
+// sending from the user's buffer (np 4 and 8, 64-512 KiB). So the rank
 // *watches*: it sends from the user's buffer and waits, as without
-// detaching, and only a send still out at the end of the grace period (a
-// child came late) makes it copy at once from the next call on. It keeps
-// copying while its children lag behind it: while, when it starts a call,
-// some child has not yet said hello in one of its earlier ones. Once all
-// have, it watches again.
+// detaching, and only a send still out at the end of the grace period to a
+// peer that has not said hello (it came late) makes it copy at once from the
+// next call on. It keeps copying while its peers lag behind it: until it
+// has started kCalmCalls calls in a row with every peer's hello of its
+// earlier calls in. Then it watches again. (A broadcast root's peers are its
+// children, a reduce leaf's its parent, the root; one record per
+// communicator serves both.)
 //
-// Root-local: its children send their hellos either way, so no other rank
-// needs to know which way the root went.
+// Rank-local: the peers send their hellos either way, so no other rank
+// needs to know which way this one went.
 #ifndef ADAPT2_ENGINE_LATE_PEERS_H
 #define ADAPT2_ENGINE_LATE_PEERS_H
 

@@ -79,9 +79,19 @@ ReduceArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &pla
     args.tag_block = flow_tags(tree_settings, Segments(own.bytes, plan.segment_bytes, op.unit_bytes), own.bytes);
     args.hello = may_detach(tree_settings, own.bytes);
     args.hello_tag = tag - args.tag_block;
+    const bool leaf = tree.children(comm.rank()).size() == 0;
+    const bool contig = in_place ? result.contig : own.contig;
     // Every non-root rank passes its data on: each may detach (not from
-    // device data; its hellos still match its peers').
-    if (comm.rank() != root && args.hello && !on_device) {
+    // device data; its hellos still match its peers'). A blocking leaf of
+    // the root from watch_min_bytes below await_min_bytes copies only while
+    // the root has been late lately (late_peers.h), as a broadcast root does.
+    const bool passes_on = comm.rank() != root && args.hello && !on_device;
+    if (passes_on && grace && tree_settings.blocking && contig && leaf && tree.parent(comm.rank()) == root &&
+        own.bytes >= tree_settings.watch_min_bytes && own.bytes < tree_settings.await_min_bytes) {
+        args.late = &comm.late_peers();
+        args.watch = !comm.copies_for_late_peers();
+    }
+    if (passes_on && !args.watch) {
         args.copy = borrow_detach_copy(comm, tree_settings, own.bytes);
         args.copy_pool = &comm.detach_pool();
     }
@@ -93,12 +103,11 @@ ReduceArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &pla
     // that leaf would then wait for its next MPI call (measured: noise
     // amplification of a 1 MiB reduce at np 4 went from 0.9-1.0 to 1.7-2.2).
     plan_gpu_combine(comm, &args, tree, root);
-    const bool leaf = tree.children(comm.rank()).size() == 0;
     // Below await_min_bytes a leaf's copy costs less than waiting for the
     // hello, as a broadcast root's does (docs/design.md, "Choosing the
     // defaults"). Not an interior rank's: what it has not combined when it
     // detaches waits for its next MPI call, and the root with it.
-    args.await = grace && tree_settings.blocking && args.copy && (in_place ? result.contig : own.contig) &&
+    args.await = grace && tree_settings.blocking && args.copy && contig &&
                  (!leaf || (tree.parent(comm.rank()) == root && own.bytes >= tree_settings.await_min_bytes));
     return args;
 }
@@ -143,10 +152,11 @@ int start_reduce(Comm &comm, const adapt2_call_t &call, const CallPlan &planned,
         if (comm.logs(20)) {
             comm.log(20, plan_line(comm.id(), "reduce", own.bytes, root,
                                    describe(plan) + (args.gpu_combine ? ", combined on the GPU" : "") +
-                                       (args.hello ? "; may detach" : ""),
+                                       (args.hello ? "; may detach" : "") +
+                                       (args.watch ? ", sends from the user's buffer (no parent late lately)" : ""),
                                    plan.rule));
         }
-        if (grace) *grace = args.await ? schedule->add_grace() : nullptr;
+        if (grace) *grace = args.await || args.watch ? schedule->add_grace() : nullptr;
         schedule->add_flow<ReduceFlow>(args, std::move(tree), *pool);
     }
     count(Counter::reduce_calls, 1);

@@ -78,6 +78,7 @@ int ReduceFlow::max_ops() const {
 }
 
 void ReduceFlow::start() {
+    count_hellos();
     post_hellos();
     if (copy_ && !await_) {
         copy_own_in();
@@ -100,6 +101,7 @@ void ReduceFlow::post_hellos() {
 
 // The parent is in the call: an awaiting leaf sends from the user's buffer.
 void ReduceFlow::on_hello() {
+    heard_hello(1);
     if (!waiting_for_parent()) return;
     decided_ = true;
     schedule_.grace_not_needed();
@@ -109,6 +111,9 @@ void ReduceFlow::on_hello() {
 // The grace period is over: copy the own data not combined yet and go on
 // from the copy.
 void ReduceFlow::expire() {
+    // watching: a parent that has not said hello when the period ends, with
+    // data still to go to it, came late
+    if (watch_ && sent_.prefix() < segments_.count() && !heard_all(1)) late_->saw_late();
     if (!await_ || copied_ == segments_.count() || (children() > 0 && own_folded_ == segments_.count())) return;
     if (children() == 0 && decided_) return;
     copy_rest_of_own();
@@ -129,6 +134,7 @@ void ReduceFlow::copy_rest_of_own() {
 }
 
 bool ReduceFlow::locally_done() const {
+    if (watch_) return sent_.prefix() == segments_.count();  // only the parent's hello may be left
     if (!copy_) return false;
     if (copied_ == segments_.count()) return true;
     // An interior rank whose own data is all combined holds the rest itself.
@@ -227,6 +233,7 @@ void ReduceFlow::on_complete(Op &op) {
         fold_ready(slot);
     } else {
         sent_.mark_done(s);
+        if (watch_ && sent_.prefix() == segments_.count()) schedule_.grace_not_needed();  // nobody was late
         release(s);
         post_sends();
     }
@@ -398,6 +405,7 @@ void ReduceFlow::release(int s) {
 }
 
 void ReduceFlow::finish() {
+    uncount_hellos(1);
     if (!borrowed_.empty()) pool_.give_back(segments_.max_bytes(), borrowed_);
     if (!device_bufs_.empty()) device_pool_->give_back(segments_.max_bytes(), device_bufs_);
     if (copy_) copy_pool_->give_back_one(segments_.total(), copy_);

@@ -14,6 +14,7 @@
 #include "buffer_pool.h"
 #include "completion_window.h"
 #include "flow.h"
+#include "late_peers.h"
 #include "segments.h"
 #include "tree.h"
 
@@ -32,6 +33,12 @@ struct TreeArgs {
     bool hello = false;  // the call may detach: peers say hello (detach.h)
     int hello_tag = 0;
     bool await = false;  // with a copy at hand: copy only for peers late past the grace
+    // A blocking call that copies only while its peers are late (a broadcast
+    // root, a reduce leaf of the root; late_peers.h): `late` learns when the
+    // peers' hellos are all in, and, watching (no copy: sending from the
+    // user's buffer and waiting), whether one came late.
+    LatePeers *late = nullptr;
+    bool watch = false;
 };
 
 class TreeFlow : public Flow {
@@ -59,7 +66,12 @@ protected:
           copy_pool_(args.copy_pool),
           hello_(args.hello),
           hello_tag_(args.hello_tag),
-          await_(args.await) {}
+          await_(args.await),
+          late_(args.late),
+          watch_(args.watch) {}
+
+    // Watching, once this rank's sends are over only hellos may be left.
+    bool only_hellos_left() const override { return watch_; }
 
     bool is_root() const { return parent_ < 0; }
     int children() const { return children_.size(); }
@@ -79,6 +91,30 @@ protected:
     const bool hello_;
     const int hello_tag_;
     const bool await_;
+
+    // Hellos this rank expects from `peers` peers, counted for late_ (if
+    // set) from start() until all are in, or until finish() if some never
+    // came (a failed call). heard_hello() says when the last one came.
+    void count_hellos() {
+        if (!late_) return;
+        late_->call_started();
+        counted_ = true;
+    }
+    bool heard_hello(int peers) {
+        if (++hellos_heard_ != peers) return false;
+        if (counted_) late_->all_heard();
+        return true;
+    }
+    bool heard_all(int peers) const { return hellos_heard_ >= peers; }
+    void uncount_hellos(int peers) {
+        if (counted_ && hellos_heard_ < peers) late_->all_heard();
+    }
+    LatePeers *const late_;
+    const bool watch_;  // no copy: serving from the user's buffer while peers are in step
+
+private:
+    int hellos_heard_ = 0;
+    bool counted_ = false;
 };
 
 }  // namespace adapt2
