@@ -59,9 +59,10 @@ typedef struct adapt2_bcast_settings {
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
     size_t direct_detach_max;  /* the direct path leaves its sends behind up to this many (above
                                   detach_min_message; coll_adapt2_direct_detach_max) */
-    size_t await_min_bytes;    /* a blocking bcast root waits for hellos (below) from this size;
-                                  smaller messages are copied at once while children come late */
-    size_t watch_min_bytes;    /* ... from this size only while children lag behind
+    size_t await_min_bytes;    /* a blocking bcast root (and reduce leaf of the root) waits for
+                                  hellos (below) from this size; smaller messages are copied at
+                                  once ... */
+    size_t watch_min_bytes;    /* ... from this size only while peers lag behind
                                   (engine/late_peers.h) */
     int blocking;              /* a blocking call (plan_call sets it from the call's facts): if
                                   the detach pool is full it waits for room (older detached
