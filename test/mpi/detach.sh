@@ -81,6 +81,11 @@ done
 full_only && check "np 3, a watching root, 512 KiB" 3 $WATCH -- "$W" 524288 400
 full_only && check "np 3, watching reduce leaves, 512 KiB" 3 $WATCH $FLAT -- "$W" 524288 400 16 reduce
 full_only && check "pml ucx: np 4, a watching root" 4 $UCX_FLAGS $WATCH -- "$W" 65536 400
+# multi-level (two emulated nodes): the late rank is the other node's leader
+check "np 4, 2 nodes, a watching root (segmented, multi-level)" 4 $WATCH --mca coll_adapt2_nodes block:2 -- \
+    "$W" 65536 400 16 bcast 2
+full_only && check "pml ucx: np 4, 2 nodes, a watching root" 4 $UCX_FLAGS $WATCH --mca coll_adapt2_nodes block:2 -- \
+    "$W" 65536 400 16 bcast 2
 full_only && check "pml ucx: np 4, watching reduce leaves" 4 $UCX_FLAGS $WATCH $FLAT -- "$W" 65536 400 16 reduce
 expect_failure "np 4, watching off (detach_watch_min_bytes 1 GiB): the root copies in step, and the test says so" \
     "watch_check A: the broadcast root copied" 4 $WATCH --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- \

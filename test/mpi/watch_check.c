@@ -27,7 +27,9 @@
  *     of the last 4.
  * Run with a grace period longer than scheduling jitter (the script sets
  * coll_adapt2_detach_grace_us) so that only the late rank is ever late.
- *   watch_check [bytes (65536)] [late_ms (200)] [calls (16)] [bcast|reduce]
+ *   watch_check [bytes (65536)] [late_ms (200)] [calls (16)] [bcast|reduce] [late rank]
+ * (a broadcast's late rank must be a child of the root: the last rank in a
+ * flat tree; on a multi-level layout name one, e.g. a node leader).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +89,7 @@ int main(int argc, char **argv)
     const int bytes = int_arg(argc, argv, 1, 65536), late_ms = int_arg(argc, argv, 2, 200);
     const int calls = int_arg(argc, argv, 3, 16);
     reducing = argc > 4 && 0 == strcmp(argv[4], "reduce");
-    const int late = reducing ? 0 : size - 1;
+    const int late = reducing ? 0 : int_arg(argc, argv, 5, size - 1);
     const int watcher = reducing ? rank != 0 : rank == 0;
     const char *what = reducing ? "a reduce leaf" : "the broadcast root";
     ints = bytes / (int) sizeof(int);

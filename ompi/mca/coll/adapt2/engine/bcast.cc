@@ -52,12 +52,7 @@ BcastArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &plan
     // a copy: docs/design.md, "Choosing the defaults"); below, it copies at
     // once only while children have been late lately (late_peers.h).
     const bool blocking_root = grace && settings.blocking && comm.rank() == call.root && data.contig;
-    if (passes_on && blocking_root && data.bytes >= settings.watch_min_bytes && data.bytes < settings.await_min_bytes) {
-        args.late = &comm.late_peers();
-        args.watch = !comm.copies_for_late_peers();
-        if (args.watch) return args;  // no copy
-    }
-    if (passes_on) {
+    if (passes_on && !(blocking_root && watches(comm, settings, data.bytes, &args))) {
         args.copy = borrow_detach_copy(comm, settings, data.bytes);
         args.copy_pool = &comm.detach_pool();
     }

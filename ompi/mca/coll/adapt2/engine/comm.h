@@ -104,15 +104,11 @@ public:
     BufferPool &detach_pool() { return detach_pool_; }
     // This rank's memory of late peers (late_peers.h).
     LatePeers &late_peers() { return late_peers_; }
-    // Whether a blocking broadcast root or reduce leaf of the root copies at
-    // once in this call: a peer came late, and since then some peer has not
-    // said hello in an earlier call yet (after one look at the transports
-    // for hellos that are in but not yet handled).
+    // Whether a watching rank copies at once in this call (LatePeers::copy_now).
     bool copies_for_late_peers() {
-        if (late_peers_.take_late()) return true;  // the call after a late child copies
-        if (!late_peers_.copying()) return false;
-        if (late_peers_.children_behind() && progress_) progress_();
-        return !late_peers_.caught_up(!late_peers_.children_behind());
+        return late_peers_.copy_now([this] {
+            if (progress_) progress_();
+        });
     }
     // Advances the transports until `bytes` fit in the detach pool, or while
     // calls that hold its buffers are still in flight (they free room when

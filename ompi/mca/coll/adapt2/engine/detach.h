@@ -23,6 +23,7 @@
 #include "completion_window.h"
 #include "counters.h"
 #include "segments.h"
+#include "tree_flow.h"
 #include "user_data.h"
 
 namespace adapt2 {
@@ -66,6 +67,17 @@ inline char *borrow_detach_copy(Comm &comm, const adapt2_tree_settings_t &s, siz
     char *copy = pool.borrow_within_cap(bytes);
     if (!copy) count(Counter::detach_refused, 1);
     return copy;  // the flows count the bytes they really copy
+}
+
+// A blocking rank that would copy at once (below await_min_bytes: a
+// broadcast root, a reduce leaf of the root) watches from watch_min_bytes
+// (late_peers.h): sets `args`'s record of late peers, and whether it
+// watches this call (then it borrows no copy).
+inline bool watches(Comm &comm, const adapt2_tree_settings_t &s, size_t bytes, TreeArgs *args) {
+    if (bytes < s.watch_min_bytes || bytes >= s.await_min_bytes) return false;
+    args->late = &comm.late_peers();
+    args->watch = !comm.copies_for_late_peers();
+    return args->watch;
 }
 
 // Copies bytes [off, off + len) of the caller's packed stream into a

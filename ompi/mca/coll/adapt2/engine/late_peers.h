@@ -28,37 +28,41 @@ namespace adapt2 {
 
 class LatePeers {
 public:
-    // A child came late to a watched call (any thread: the grace's handler).
+    // A peer came late to a watched call (any thread: the grace's handler).
     void saw_late() { late_.store(true, std::memory_order_relaxed); }
-    // A call that counts its children's hellos started, and later heard
-    // them all (or ended without: a failed call).
+    // A call that counts its peers' hellos started, and later heard them
+    // all (or ended without: a failed call).
     void call_started() { unheard_.fetch_add(1, std::memory_order_relaxed); }
     void all_heard() { unheard_.fetch_sub(1, std::memory_order_relaxed); }
 
-    // Whether a child came late since the last look: then copy from now on.
-    bool take_late() {
-        if (!late_.exchange(false, std::memory_order_relaxed)) return false;
-        copying_ = true;
-        return true;
-    }
-    bool copying() const { return copying_; }
-    bool children_behind() const { return unheard_.load(std::memory_order_relaxed) > 0; }
-    // At the start of a copying call: whether the children are all in step
-    // (`in_step`) for the kCalmCalls-th call running; then watch again.
-    bool caught_up(bool in_step) {
-        calm_ = in_step ? calm_ + 1 : 0;
-        if (calm_ < kCalmCalls) return false;
+    // At a call's start (calls on a communicator start one at a time):
+    // whether it copies at once. The call after a late peer does, and so
+    // does every call while some peer's hello of an earlier call is missing
+    // (after `progress` handled any that are in), until kCalmCalls calls in
+    // a row found none missing.
+    template <typename Progress>
+    bool copy_now(Progress progress) {
+        if (late_.exchange(false, std::memory_order_relaxed)) {
+            copying_ = true;
+            return true;
+        }
+        if (!copying_) return false;
+        if (behind()) progress();
+        calm_ = behind() ? 0 : calm_ + 1;
+        if (calm_ < kCalmCalls) return true;
         copying_ = false;
         calm_ = 0;
-        return true;
+        return false;
     }
 
 private:
-    std::atomic<bool> late_{false};
     static constexpr int kCalmCalls = 8;
-    bool copying_ = false;  // these two: only the caller's thread (calls start one at a time)
+    bool behind() const { return unheard_.load(std::memory_order_relaxed) > 0; }
+
+    std::atomic<bool> late_{false};
+    std::atomic<int> unheard_{0};  // this rank's calls still missing a hello
+    bool copying_ = false;         // these two: only the thread starting calls
     int calm_ = 0;
-    std::atomic<int> unheard_{0};  // this root's calls still missing a hello
 };
 
 }  // namespace adapt2

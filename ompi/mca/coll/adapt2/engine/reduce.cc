@@ -86,12 +86,9 @@ ReduceArgs flow_args(Comm &comm, const adapt2_call_t &call, const BcastPlan &pla
     // the root from watch_min_bytes below await_min_bytes copies only while
     // the root has been late lately (late_peers.h), as a broadcast root does.
     const bool passes_on = comm.rank() != root && args.hello && !on_device;
-    if (passes_on && grace && tree_settings.blocking && contig && leaf && tree.parent(comm.rank()) == root &&
-        own.bytes >= tree_settings.watch_min_bytes && own.bytes < tree_settings.await_min_bytes) {
-        args.late = &comm.late_peers();
-        args.watch = !comm.copies_for_late_peers();
-    }
-    if (passes_on && !args.watch) {
+    const bool blocking_leaf_of_root =
+        grace && tree_settings.blocking && contig && leaf && tree.parent(comm.rank()) == root;
+    if (passes_on && !(blocking_leaf_of_root && watches(comm, tree_settings, own.bytes, &args))) {
         args.copy = borrow_detach_copy(comm, tree_settings, own.bytes);
         args.copy_pool = &comm.detach_pool();
     }
