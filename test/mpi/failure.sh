@@ -33,8 +33,10 @@ WHY="coll:adapt2: a collective on MPI_COMM_WORLD failed on world rank 0: rank 0 
 SEND="posting a send of [0-9]+ bytes \(peer [0-9]+, segment [0-9]+\) failed with error"
 expect_abort "bcast, flat" 4 "$WHY 4, bcast #[0-9]+ of [0-9]+ bytes \(root 0\): $SEND.*aborting the job" 3 \
     -- "$BIN/bcast_check" -t int -s 1000000 -r 0
-expect_abort "bcast, direct path" 4 "coll:adapt2: MPI_Bcast on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, bcast of [0-9]+ bytes \(root 0\) on the direct path: posting the send to its child, rank [1-3] failed with error -?[0-9]+.*aborting the job" 2 \
+expect_abort "bcast, direct path (eager: blocking sends)" 4 "coll:adapt2: MPI_Bcast on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, bcast of [0-9]+ bytes \(root 0\) on the direct path: sending to its child, rank [1-3] failed with error -?[0-9]+.*aborting the job" 2 \
     -- "$BIN/bcast_check" -t int -s 4 -r 0
+expect_abort "bcast, direct path (8000 B, no detaching: sends posted, then waited for)" 4 "coll:adapt2: MPI_Bcast on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, bcast of 8000 bytes \(root 0\) on the direct path: posting the send to its child, rank [1-3] failed with error -?[0-9]+.*aborting the job" 2 \
+    --mca coll_adapt2_detach_max_message 0 -- "$BIN/bcast_check" -t int -s 8000 -r 0
 expect_abort "allreduce, direct path (recursive doubling)" 4 "coll:adapt2: MPI_Allreduce on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, allreduce of [0-9]+ bytes on the direct path: exchange [12] of 2 \(posting it\) with rank [12] failed with error -?[0-9]+.*aborting the job" 2 \
     -- "$BIN/reduce_check" --coll allreduce --ops sum --types int --counts 3
 expect_abort "reduce, direct path (a leaf)" 4 "coll:adapt2: MPI_Reduce on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, reduce of [0-9]+ bytes \(root 3\) on the direct path: sending to its parent, rank 3 failed with error -?[0-9]+.*aborting the job" 1 \

@@ -283,6 +283,27 @@ static int send_behind(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_
                       : mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[failed]);
 }
 
+/* Eager messages (route->eager): one blocking send per child in turn, each
+ * over once its data is buffered, so no child waits for another; the PML
+ * sends such a message inline, without a request (measured with
+ * perf/overhead_bench, np 2, 64 B, 5 interleaved runs: the root's median
+ * time in the call 0.204-0.262 us against 0.209-0.270 with isend and wait,
+ * 1.06-1.30x the bare loop against 1.30-1.41x). */
+static int send_each(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, ompi_communicator_t *comm, int tag)
+{
+    const adapt2_direct_route_t *r = &d->route;
+    for (int c = 0; c < r->children; ++c) {
+        int rc =
+            mca_coll_adapt2_pml_inject_failure()
+                ? OMPI_ERR_UNREACH
+                : MCA_PML_CALL(send(m->buf, m->count, m->dtype, r->child[c], tag, MCA_PML_BASE_SEND_STANDARD, comm));
+        if (OMPI_SUCCESS != rc) {
+            return mca_coll_adapt2_direct_failed(comm, d, rc, "sending to its child,", r->child[c]);
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 /* The children's sends from the message itself, waited for. */
 static int send_and_wait(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, void *buf, int count,
                          ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
@@ -342,6 +363,9 @@ static int run_bcast(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t 
                 comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
         }
         return rc;
+    }
+    if (r->eager && !m.packed) {
+        return send_each(d, &m, comm, tag);
     }
     return send_and_wait(d, &m, buf, count, dtype, tag, comm);
 }

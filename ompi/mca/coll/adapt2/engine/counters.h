@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Process-wide statistics, read through MPI_T performance variables. Updated
-// once per collective call (never per segment) to keep atomics off the hot path.
+// once per collective call (never per segment), each thread in counters of
+// its own (no locked add on the hot path; counters.cc says why); a read sums
+// them.
 #ifndef ADAPT2_ENGINE_COUNTERS_H
 #define ADAPT2_ENGINE_COUNTERS_H
 

@@ -110,6 +110,7 @@ void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, size
     // a call that may detach leaves its sends behind (not_direct_because
     // let it through up to direct_detach_max)
     route->leave_behind = may_detach(plan.settings.tree, bytes) ? 1 : 0;
+    route->eager = bytes <= kEagerBytes ? 1 : 0;
     snprintf(route->plan, sizeof route->plan, "%s%s (rule: %s)", describe(plan.tree).c_str(),
              route->leave_behind ? ", sends left behind" : "", plan.tree.rule);
 }
