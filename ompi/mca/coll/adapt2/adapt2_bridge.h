@@ -419,9 +419,9 @@ typedef struct adapt2_direct_route {
     int *child;       /* the caller's array, room for the communicator's size */
     int leave_behind; /* 1: the sends are posted from a copy and left behind (the call
                          may detach: coll_adapt2_direct_detach_max) */
-    int eager;        /* 1: the message is eager on every transport (4 KiB): a blocking
-                         send completes without its receiver, so the children are
-                         sent to in turn (the PML's inline send: no request) */
+    int eager;        /* 1: small enough (256 B) that a blocking send completes without
+                         its receiver on every transport, so the children are sent
+                         to in turn (the PML's inline send: no request) */
     /* allreduce: this rank's exchanges, in order */
     int steps;
     adapt2_direct_step_t step[ADAPT2_DIRECT_MAX_STEPS];
