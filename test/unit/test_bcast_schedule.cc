@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "threads.h"
 #include "cmocka_cxx.h"
 #include "collectives.h"
 #include "fake_transport.h"
@@ -237,5 +238,8 @@ int main() {
         cmocka_unit_test(test_unsegmented_large),
         cmocka_unit_test(test_pack_error_reported_once),
     };
-    return cmocka_run_group_tests_name("bcast_schedule", tests, nullptr, nullptr);
+    const int failed = cmocka_run_group_tests_name("bcast_schedule", tests, nullptr, nullptr);
+    // again with no second thread (threads.h: the inbox without locked instructions)
+    adapt2::g_threads_may_race.store(false);
+    return failed + cmocka_run_group_tests_name("bcast_schedule, one thread", tests, nullptr, nullptr);
 }

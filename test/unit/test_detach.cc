@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "threads.h"
 #include "cmocka_cxx.h"
 #include "collectives.h"
 #include "counters.h"
@@ -769,5 +770,8 @@ int main() {
         cmocka_unit_test(test_bcast_watching_root),  cmocka_unit_test(test_reduce_grace),
         cmocka_unit_test(test_reduce_watching_leaf),
     };
-    return cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
+    const int failed = cmocka_run_group_tests_name("detach", tests, nullptr, nullptr);
+    // again with no second thread (threads.h: the inbox without locked instructions)
+    adapt2::g_threads_may_race.store(false);
+    return failed + cmocka_run_group_tests_name("detach, one thread", tests, nullptr, nullptr);
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "threads.h"
 #include "cmocka_cxx.h"
 #include "collectives.h"
 #include "segments.h"
@@ -483,5 +484,8 @@ int main() {
         cmocka_unit_test(test_rabenseifner),
         cmocka_unit_test(test_reproducible_is_bitwise_stable),
     };
-    return cmocka_run_group_tests_name("reduce_schedule", tests, nullptr, nullptr);
+    const int failed = cmocka_run_group_tests_name("reduce_schedule", tests, nullptr, nullptr);
+    // again with no second thread (threads.h: the inbox without locked instructions)
+    adapt2::g_threads_may_race.store(false);
+    return failed + cmocka_run_group_tests_name("reduce_schedule, one thread", tests, nullptr, nullptr);
 }

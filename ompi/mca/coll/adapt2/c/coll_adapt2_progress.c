@@ -149,6 +149,12 @@ void mca_coll_adapt2_progress_start(int transport)
     }
     progress.decided = true;
     progress.mode = choose_mode(transport);
+    /* before any engine runs, and before the thread exists (engine/threads.h) */
+    const bool may_race = c->thread_multiple || PROGRESS_NONE != progress.mode;
+    mca_coll_adapt2_engine_set_threads_may_race(may_race);
+    ADAPT2_VERBOSE(10, "engine: %s",
+                   may_race ? "threads may race (locked inbox and mutexes)"
+                            : "one thread at a time (inbox and mutexes without locked instructions)");
     progress.interval_ns = 1000L * ADAPT2_INT(progress_interval_us);
     if (PROGRESS_NONE != progress.mode) {
         if (!c->thread_multiple) {

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "counters.h"
+#include "threads.h"
 
 namespace adapt2 {
 namespace {
@@ -58,7 +59,7 @@ void BufferPool::put_back(size_t bytes, char *b, std::vector<char *> &cached) {
 
 // Fills out[0, n) and returns n.
 int BufferPool::borrow_into(size_t bytes, int want, int must, char **out) {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     auto &cached = free_[bytes];
     int n = 0;
     for (; n < want; ++n) {
@@ -102,28 +103,28 @@ char *BufferPool::borrow_within_cap(size_t bytes) {
 }
 
 void BufferPool::give_back(size_t bytes, char *const *buffers, size_t count) {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     auto &cached = free_[bytes];
     for (size_t i = 0; i < count; ++i) put_back(bytes, buffers[i], cached);
 }
 
 size_t BufferPool::bytes_lent() const {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     return lent_;
 }
 
 bool BufferPool::has_room(size_t bytes) const {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     return lent_ + bytes <= max_bytes_;
 }
 
 size_t BufferPool::peak_bytes_lent() const {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     return peak_;
 }
 
 size_t BufferPool::overdrafts() const {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     return overdrafts_;
 }
 

@@ -16,6 +16,7 @@
 #include "counters.h"
 #include "param_defaults.h"
 #include "rules.h"
+#include "threads.h"
 #include "trace.h"
 
 namespace {
@@ -135,6 +136,10 @@ int mca_coll_adapt2_engine_trace_write(const char *prefix) {
 }
 
 const char *mca_coll_adapt2_engine_call_failure(void) { return adapt2::call_failure(); }
+
+void mca_coll_adapt2_engine_set_threads_may_race(int may_race) {
+    adapt2::g_threads_may_race.store(may_race != 0, std::memory_order_relaxed);
+}
 
 uint64_t mca_coll_adapt2_engine_counter(int which) {
     if (which < 0 || which >= ADAPT2_COUNTER_COUNT) return 0;

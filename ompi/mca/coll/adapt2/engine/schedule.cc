@@ -8,6 +8,7 @@
 #include "../adapt2_bridge.h"
 #include "counters.h"
 #include "detach.h"
+#include "threads.h"
 
 namespace adapt2 {
 
@@ -54,8 +55,9 @@ void Schedule::begin(DoneFn done, void *done_ctx, DoneFn finished) {
     in_flight_ = 0;
     internode_segments_ = internode_bytes_ = 0;
     device_bytes_ = device_combines_ = 0;
-    inbox_.store(nullptr);
-    draining_.store(false);
+    const std::memory_order order = threads_may_race() ? std::memory_order_seq_cst : std::memory_order_relaxed;
+    inbox_.store(nullptr, order);
+    draining_.store(false, order);
     tracer_ = nullptr;
     trace_base_ = TraceEvent{};
     call_bytes_ = 0;
@@ -241,19 +243,44 @@ Grace *Schedule::add_grace() {
 
 void Schedule::start() {
     reserve_ops();
-    draining_.store(true);
+    draining_.store(true, threads_may_race() ? std::memory_order_seq_cst : std::memory_order_relaxed);
     for (Flow *f : flows_) f->start();
     drain();
 }
 
 void Schedule::complete(Op *op, int status) {
     op->status = status;
+    push_completion(op);
+    if (!become_drainer()) return;  // the current drainer will see it
+    drain();
+}
+
+// The inbox and the drainer's flag. With one thread (threads.h) plain loads
+// and stores do what the locked instructions do.
+void Schedule::push_completion(Op *op) {
+    if (!threads_may_race()) {
+        op->next = inbox_.load(std::memory_order_relaxed);
+        inbox_.store(op, std::memory_order_relaxed);
+        return;
+    }
     Op *head = inbox_.load();
     do {
         op->next = head;
     } while (!inbox_.compare_exchange_weak(head, op));
-    if (draining_.exchange(true)) return;  // the current drainer will see it
-    drain();
+}
+
+bool Schedule::become_drainer() {
+    if (threads_may_race()) return !draining_.exchange(true);
+    if (draining_.load(std::memory_order_relaxed)) return false;
+    draining_.store(true, std::memory_order_relaxed);
+    return true;
+}
+
+Op *Schedule::take_inbox() {
+    if (threads_may_race()) return inbox_.exchange(nullptr);
+    Op *list = inbox_.load(std::memory_order_relaxed);
+    inbox_.store(nullptr, std::memory_order_relaxed);
+    return list;
 }
 
 bool Schedule::finished() const {
@@ -276,13 +303,13 @@ void Schedule::drain() {
             finish();  // keeps draining_ set: nothing can complete any more
             return;
         }
-        draining_.store(false);
-        if (inbox_.load() == nullptr || draining_.exchange(true)) return;
+        draining_.store(false, threads_may_race() ? std::memory_order_seq_cst : std::memory_order_relaxed);
+        if (inbox_.load() == nullptr || !become_drainer()) return;
     }
 }
 
 void Schedule::handle_inbox() {
-    while (Op *list = inbox_.exchange(nullptr)) {
+    while (Op *list = take_inbox()) {
         Op *ordered = nullptr;  // the inbox is LIFO; restore arrival order
         while (list) {
             Op *next = list->next;

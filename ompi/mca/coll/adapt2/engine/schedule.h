@@ -7,7 +7,8 @@
 // started them. They are pushed onto a lock-free inbox; whichever thread finds
 // the schedule idle becomes its drainer and runs the flows' handlers one at a
 // time. So handlers never run concurrently or re-entrantly, nobody ever waits
-// for a lock, and the hot path takes no mutex.
+// for a lock, and the hot path takes no mutex. Where no second thread can
+// run the engine (threads.h) the inbox takes no locked instruction either.
 //
 // Completion: `done` fires once, when every flow says this rank's part is
 // over (Flow::locally_done(): a detached flow only still sends from private
@@ -148,6 +149,9 @@ private:
     void note_failed_op(const Op &op);
     void drain();
     void handle_inbox();
+    void push_completion(Op *op);
+    bool become_drainer();
+    Op *take_inbox();
     bool finished() const;
     void report_if_locally_done();
     void report(int status);

@@ -3,6 +3,7 @@
 #include "schedule_cache.h"
 
 #include "schedule.h"
+#include "threads.h"
 
 namespace adapt2 {
 
@@ -13,7 +14,7 @@ ScheduleCache::~ScheduleCache() {
 void ScheduleCache::set_max(int max) {
     std::vector<Schedule *> extra;
     {
-        std::lock_guard<std::mutex> guard(lock_);
+        RaceGuard guard(lock_);
         max_ = max > 0 ? static_cast<size_t>(max) : 0;
         kept_.reserve(max_);
         while (kept_.size() > max_) extra.push_back(kept_.back()), kept_.pop_back();
@@ -22,7 +23,7 @@ void ScheduleCache::set_max(int max) {
 }
 
 Schedule *ScheduleCache::take() {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     if (kept_.empty()) return nullptr;
     Schedule *s = kept_.back();
     kept_.pop_back();
@@ -31,7 +32,7 @@ Schedule *ScheduleCache::take() {
 
 void ScheduleCache::put(Schedule *schedule) {
     {
-        std::lock_guard<std::mutex> guard(lock_);
+        RaceGuard guard(lock_);
         if (kept_.size() < max_) {
             kept_.push_back(schedule);
             return;
@@ -41,7 +42,7 @@ void ScheduleCache::put(Schedule *schedule) {
 }
 
 int ScheduleCache::kept() const {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     return static_cast<int>(kept_.size());
 }
 

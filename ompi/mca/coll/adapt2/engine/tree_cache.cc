@@ -2,11 +2,13 @@
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
 #include "tree_cache.h"
 
+#include "threads.h"
+
 namespace adapt2 {
 
 template <typename Matches, typename Build>
 std::shared_ptr<const Tree> TreeCache::find_or_build(Matches matches, Build build, Entry key) {
-    std::lock_guard<std::mutex> guard(lock_);
+    RaceGuard guard(lock_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (matches(*it)) {
             entries_.splice(entries_.begin(), entries_, it);
@@ -32,7 +34,7 @@ std::shared_ptr<const Tree> TreeCache::get_levels(const LevelSpecs &levels, int 
 }
 
 const NodeOrder &TreeCache::node_order() {
-    std::lock_guard<std::mutex> hold(lock_);
+    RaceGuard hold(lock_);
     if (!node_order_) node_order_ = std::make_unique<const NodeOrder>(adapt2::node_order(topology_, size_));
     return *node_order_;
 }
