@@ -38,6 +38,17 @@ static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_o
     const adapt2_direct_route_t *route = &d->route;
     const mca_coll_adapt2_direct_data_t *u = s->data;
     int posted = 0, rc = OMPI_SUCCESS;
+    if (1 == route->children) { /* one child: a blocking receive, no request (np 2's root) */
+        if (acc != own) {
+            mca_coll_adapt2_direct_take(u, own, count, dtype, acc);
+        }
+        rc = MCA_PML_CALL(recv(slot(s, 1), u->units, u->unit, route->child[0], tag, comm, MPI_STATUS_IGNORE));
+        if (OMPI_SUCCESS != rc) {
+            return mca_coll_adapt2_direct_failed(comm, d, rc, "receiving from its child,", route->child[0]);
+        }
+        ompi_op_reduce(op, slot(s, 1), acc, u->units, u->unit);
+        return OMPI_SUCCESS;
+    }
     for (; posted < route->children && OMPI_SUCCESS == rc; ++posted) {
         rc = MCA_PML_CALL(
             irecv(slot(s, posted + 1), u->units, u->unit, route->child[posted], tag, comm, &d->sends[posted]));
@@ -131,10 +142,12 @@ bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi
     if (NULL == d) {
         return false;
     }
-    const slots_t s = {&data,
-                       mca_coll_adapt2_direct_scratch(d, (size_t) (d->route.children + 1) * data.bytes, comm, rc)};
-    if (NULL == s.scratch) {
-        return true;
+    slots_t s = {&data, NULL};
+    if (d->route.children > 0) { /* a leaf sends its data as it lies: no scratch */
+        s.scratch = mca_coll_adapt2_direct_scratch(d, (size_t) (d->route.children + 1) * data.bytes, comm, rc);
+        if (NULL == s.scratch) {
+            return true;
+        }
     }
     const void *own = MPI_IN_PLACE == sbuf ? rbuf : sbuf; /* (in place: the root only) */
     *rc = run_reduce(module, d, &s, own, rbuf, count, dtype, op, comm);
