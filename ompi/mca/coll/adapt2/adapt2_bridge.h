@@ -399,9 +399,10 @@ typedef enum adapt2_counter {
 uint64_t mca_coll_adapt2_engine_counter(int which);
 void mca_coll_adapt2_engine_count(int which, uint64_t amount);
 /* Whether two threads may run the engine at once (MPI_THREAD_MULTIPLE, or
- * adapt2's progress thread): decided once per process, before the first
- * communicator's engine exists. 0 lets the engine's inbox and mutexes take
- * plain loads and stores (engine/threads.h). Until called: 1. */
+ * adapt2's progress thread): decided once per process, when the first
+ * communicator's engine is made, before its first call. 0 lets the engine's
+ * inbox and mutexes take plain loads and stores (engine/threads.h). Until
+ * called: 1. */
 void mca_coll_adapt2_engine_set_threads_may_race(int may_race);
 
 /* The direct path (engine/direct_route.cc): a blocking broadcast or reduce

@@ -149,7 +149,7 @@ void mca_coll_adapt2_progress_start(int transport)
     }
     progress.decided = true;
     progress.mode = choose_mode(transport);
-    /* before any engine runs, and before the thread exists (engine/threads.h) */
+    /* before the first engine's first call, and before the thread exists (engine/threads.h) */
     const bool may_race = c->thread_multiple || PROGRESS_NONE != progress.mode;
     mca_coll_adapt2_engine_set_threads_may_race(may_race);
     ADAPT2_VERBOSE(10, "engine: %s",

@@ -55,9 +55,8 @@ void Schedule::begin(DoneFn done, void *done_ctx, DoneFn finished) {
     in_flight_ = 0;
     internode_segments_ = internode_bytes_ = 0;
     device_bytes_ = device_combines_ = 0;
-    const std::memory_order order = threads_may_race() ? std::memory_order_seq_cst : std::memory_order_relaxed;
-    inbox_.store(nullptr, order);
-    draining_.store(false, order);
+    inbox_.store(nullptr, race_order());
+    draining_.store(false, race_order());
     tracer_ = nullptr;
     trace_base_ = TraceEvent{};
     call_bytes_ = 0;
@@ -243,7 +242,7 @@ Grace *Schedule::add_grace() {
 
 void Schedule::start() {
     reserve_ops();
-    draining_.store(true, threads_may_race() ? std::memory_order_seq_cst : std::memory_order_relaxed);
+    draining_.store(true, race_order());
     for (Flow *f : flows_) f->start();
     drain();
 }
@@ -303,7 +302,7 @@ void Schedule::drain() {
             finish();  // keeps draining_ set: nothing can complete any more
             return;
         }
-        draining_.store(false, threads_may_race() ? std::memory_order_seq_cst : std::memory_order_relaxed);
+        draining_.store(false, race_order());
         if (inbox_.load() == nullptr || !become_drainer()) return;
     }
 }
