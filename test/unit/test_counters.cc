@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
-// The process-wide counters (counters.h) count in per-thread blocks: every
-// count of every thread is in the sum, also from threads that have ended and
-// from threads past the per-thread blocks (they share one, with locked adds),
-// while other threads keep counting.
+// The process-wide counters (counters.h): while threads may race (threads.h)
+// every count of every thread is in the sum, also from threads that have
+// ended, while other threads keep counting; with one thread, plain adds count
+// every call too.
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -11,6 +11,7 @@
 
 #include "cmocka_cxx.h"
 #include "counters.h"
+#include "threads.h"
 
 using namespace adapt2;
 
@@ -39,7 +40,16 @@ void test_one_thread_counts_every_call(void **) {
     assert_int_equal(counter_value(Counter::bytes_sent) - before, uint64_t{3} * kCounts);
 }
 
-// More threads than blocks: the late ones share the last block; none lost.
+// One thread (threads.h): the plain adds count every call as well.
+void test_one_thread_mode_counts_every_call(void **) {
+    g_threads_may_race.store(false);
+    const uint64_t before = counter_value(Counter::fallbacks);
+    for (int i = 0; i < kCounts; ++i) count(Counter::fallbacks, 5);
+    g_threads_may_race.store(true);
+    assert_int_equal(counter_value(Counter::fallbacks) - before, uint64_t{5} * kCounts);
+}
+
+// Many threads at once, counting the same counter: none lost.
 void test_many_threads_lose_no_count(void **) {
     const uint64_t before = counter_value(Counter::segments_sent);
     const uint64_t other = counter_value(Counter::detach_bytes);
@@ -76,6 +86,7 @@ void test_reads_while_counting(void **) {
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread_counts_every_call),
+        cmocka_unit_test(test_one_thread_mode_counts_every_call),
         cmocka_unit_test(test_many_threads_lose_no_count),
         cmocka_unit_test(test_reads_while_counting),
     };

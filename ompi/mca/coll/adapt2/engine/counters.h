@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
 // Process-wide statistics, read through MPI_T performance variables. Updated
-// once per collective call (never per segment), each thread in counters of
-// its own (no locked add on the hot path; counters.cc says why); a read sums
-// them.
+// once per collective call (never per segment), with no locked add where no
+// second thread can count (threads.h; counters.cc says why).
 #ifndef ADAPT2_ENGINE_COUNTERS_H
 #define ADAPT2_ENGINE_COUNTERS_H
 
