@@ -5,7 +5,8 @@
 # (commutative ops) that the plan sends as one whole message with no hellos
 # (up to 256 B), or up to coll_adapt2_direct_detach_max (4 KiB) with their sends left behind,
 # run as plain point-to-point on the plan's tree; blocking allreduces that the plan runs by recursive
-# doubling run its exchanges the same way. Each case checks every byte on every rank (the programs),
+# doubling run its exchanges the same way, and so do blocking allgathers of Bruck's plan. Each case
+# checks every byte on every rank (the programs),
 # which calls took the direct path (the verbose line of each call at level
 # 20, or coll_adapt2_direct_calls) and which did not.
 . "$(dirname "$0")/lib.sh"
@@ -188,6 +189,38 @@ direct_calls "np 4, non-commutative: none direct" 0
 check "np 5, reduce and ireduce, reproducible: bitwise alike" 5 -- "$BIN/reduce_check" --coll reduce,ireduce \
     --types double,float --ops sum --counts 1,5,30 --random --reproducible --roots all
 direct_calls "np 5, reproducible: none direct" 0
+
+# Allgather: a blocking call that the plan gives Bruck's exchanges (all blocks
+# below allgather_bruck_max_bytes, or on one node below allgather_direct_max_bytes)
+# runs them direct: recursive doubling on a power of two ranks (in the result buffer
+# where it is contiguous), Bruck's rotated blocks otherwise (in scratch, kept up to
+# 64 KiB, allocated per call above). ring_check checks every element and that holes
+# stay untouched, in place or not, with send and receive types that differ (ints
+# against a vector with holes); non-blocking calls take the engine's path.
+# agcalls: the blocking allgathers per rank ring_check made.
+agcalls() { sed -nE 's/.* ([0-9]+) blocking allgathers per rank/\1/p' "$LOG"; }
+AG=(--colls allgather --segsizes 0)
+for np in 2 3 4 5 7 8; do
+    check "np $np, allgather, every type, in place and not, 4 B-160 KB per rank" $np -- "$BIN/ring_check" \
+        "${AG[@]}" --counts 1,7,300,20000
+    direct_calls "np $np: every blocking allgather direct" "$(agcalls)"
+done
+check "np 4, allgather_direct_max_bytes 0: 320 KB through the engine's ring" 4 \
+    --mca coll_adapt2_allgather_direct_max_bytes 0 -- "$BIN/ring_check" "${AG[@]}" --types int --counts 20000
+direct_calls "np 4, allgather_direct_max_bytes 0: none direct" 0
+check "np 6, 3 nodes of 2, allgather (multi-level)" 6 --mca coll_adapt2_nodes block:2 -- "$BIN/ring_check" \
+    "${AG[@]}" --counts 1,300
+direct_calls "np 6, multi-level: none direct" 0
+check "np 6, 3 nodes of 2, allgather Bruck forced: direct across nodes" 6 --mca coll_adapt2_nodes block:2 \
+    --mca coll_adapt2_allgather_algorithm bruck -- "$BIN/ring_check" "${AG[@]}" --counts 1,300
+direct_calls "np 6, Bruck forced across nodes: every blocking allgather direct" "$(agcalls)"
+check "np 4, allgather, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_path 0 -- "$BIN/ring_check" \
+    "${AG[@]}" --counts 1,300
+direct_calls "np 4, allgather, direct path off: none direct" 0
+if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
+    check "np 5, pml ucx, allgather, every type" 5 $UCX_FLAGS -- "$BIN/ring_check" "${AG[@]}" --counts 1,300,20000
+    direct_calls "np 5, pml ucx: every blocking allgather direct" "$(agcalls)"
+fi
 
 # Multi-level (3 nodes of 2) with derived types with holes, sizes from the
 # direct path's (packed by the rank) to segmented large messages (the

@@ -170,6 +170,7 @@ typedef struct {
     MPI_Comm comm;
     int check_counters;        /* per case (single thread: no other calls in between) */
     long long ran_ag, ran_rsb; /* calls adapt2 must have run (counted when not per case) */
+    long long blocking_ag;     /* blocking allgathers with data (test/mpi/direct.sh: which went direct) */
 } case_t;
 
 static long run_allgather(case_t *c)
@@ -338,6 +339,7 @@ static long long sweep(case_t *c, long long *cases)
                                     if (c->check_counters)
                                         expect_calls("coll_adapt2_allgather_calls", before, calls_expected(c, 1));
                                     c->ran_ag += calls_expected(c, 1);
+                                    c->blocking_ag += !c->nonblocking && c->count > 0;
                                     ++*cases;
                                     continue;
                                 }
@@ -431,10 +433,15 @@ int main(int argc, char **argv)
     if (o.threads > 1 && provided < MPI_THREAD_MULTIPLE) fail("--threads needs MPI_THREAD_MULTIPLE");
     if (adapt2_counter("coll_adapt2_allgather_calls") < 0) fail("adapt2 is not loaded");
     adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
-    long long cases = 0;
+    long long cases = 0, direct0 = adapt2_counter("coll_adapt2_direct_calls");
     long long bad = o.threads > 1 ? sweep_on_threads(&c, &cases) : sweep(&c, &cases);
+    const long long direct = adapt2_counter("coll_adapt2_direct_calls") - direct0; /* before any check's calls */
     long long total = total_errors(bad, MPI_COMM_WORLD);
     if (total) fail("%lld wrong elements over all ranks", total);
+    if (o.threads == 1) {
+        print_per_rank_range("ring_check", "direct calls", direct, MPI_COMM_WORLD);
+        if (c.rank == 0) printf("ring_check: %lld blocking allgathers per rank\n", c.blocking_ag);
+    }
     if (c.rank == 0) printf("ring_check: np %d, %d thread(s), %lld cases: ok\n", c.size, o.threads, cases);
     MPI_Op_free(&ops[2].op);
     MPI_Op_free(&ops[3].op);

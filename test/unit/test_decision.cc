@@ -5,7 +5,9 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "allgather_plan.h"
 #include "cmocka_cxx.h"
 #include "decision.h"
 #include "param_defaults.h"
@@ -453,12 +455,66 @@ void test_allgather_rules(void **) {
     assert_true(plan_call(g, four_nodes).whole_down);
     g.recv.bytes = 1 << 16;
     assert_false(plan_call(g, four_nodes).whole_down);
+    // a blocking call with the direct path on: Bruck's exchanges (direct) up
+    // to allgather_direct_max_bytes, on one node only
+    s.direct_max_bytes = 8 << 20;
+    assert_int_equal(allgather_plan(s, 64 << 10), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, (8 << 20) - 1), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, 8 << 20), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, 2 << 20, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
+    s.direct_max_bytes = 0;
     s.algorithm = ADAPT2_ALLGATHER_RING;
     assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
     s.algorithm = ADAPT2_ALLGATHER_BRUCK;
     assert_int_equal(allgather_plan(s, 1 << 30), ADAPT2_ALLGATHER_BRUCK);
     s.algorithm = ADAPT2_ALLGATHER_MULTI_LEVEL;
     assert_int_equal(allgather_plan(s, 1 << 30), ADAPT2_ALLGATHER_MULTI_LEVEL);
+}
+
+// The direct allgather's exchanges (allgather_plan.h), played out for every
+// rank of p = 1..70: each exchange's sender and receiver agree (peer and
+// from, block counts), nothing lands on a block a rank already holds, only
+// held blocks are sent, the first exchange sends only the rank's own block,
+// and after ceil(log2 p) exchanges every rank holds every block where the
+// plan says (rank order, or Bruck's rotation).
+void test_allgather_exchanges(void **) {
+    for (int p = 1; p <= 70; ++p) {
+        std::vector<std::vector<adapt2_direct_step_t>> steps(p);
+        std::vector<std::vector<int>> slots(p, std::vector<int>(p, -1));  // slot -> block (rank) held
+        const bool rotated = allgather_rotates(p);
+        for (int r = 0; r < p; ++r) {
+            plan_allgather(r, p, [&](adapt2_direct_step_t x) { steps[r].push_back(x); });
+            slots[r][rotated ? 0 : r] = r;
+        }
+        int log2p = 0;
+        while ((1 << log2p) < p) ++log2p;
+        for (int r = 0; r < p; ++r) {
+            assert_int_equal(static_cast<int>(steps[r].size()), log2p);
+            if (p > 1) {
+                assert_int_equal(steps[r][0].blocks, 1);
+                assert_int_equal(steps[r][0].send_block, rotated ? 0 : r);
+            }
+        }
+        for (int k = 0; k < log2p; ++k) {
+            auto next = slots;
+            for (int r = 0; r < p; ++r) {
+                const adapt2_direct_step_t &x = steps[r][k];
+                const adapt2_direct_step_t &y = steps[x.peer][k];  // the receiver's view
+                assert_int_equal(y.from, r);
+                assert_int_equal(y.blocks, x.blocks);
+                for (int b = 0; b < x.blocks; ++b) {
+                    const int held = slots[r][x.send_block + b];
+                    assert_true(held >= 0);
+                    assert_int_equal(next[x.peer][y.recv_block + b], -1);
+                    next[x.peer][y.recv_block + b] = held;
+                }
+            }
+            slots = next;
+        }
+        for (int r = 0; r < p; ++r) {
+            for (int i = 0; i < p; ++i) assert_int_equal(slots[r][i], rotated ? (r + i) % p : i);
+        }
+    }
 }
 
 // A call of `collective` with the default tree settings, detaching allowed.
@@ -850,6 +906,7 @@ int main() {
         cmocka_unit_test(test_auto_does_not_segment_a_flat_tree),
         cmocka_unit_test(test_forced_algorithms_keep_their_settings),
         cmocka_unit_test(test_reduce_rules),
+        cmocka_unit_test(test_allgather_exchanges),
         cmocka_unit_test(test_allreduce_rules),
         cmocka_unit_test(test_algorithm_names_match_the_engine),
         cmocka_unit_test(test_node_level_rule),

@@ -181,6 +181,8 @@ typedef struct adapt2_allreduce_settings {
     size_t rabenseifner_min_bytes; /* allreduce auto: Rabenseifner's in [min, max) (one node: below the ring) */
     size_t rabenseifner_max_bytes;
     size_t bruck_max_bytes;       /* allgather auto: Bruck while all p blocks are below this size */
+    size_t direct_max_bytes;      /* allgather auto, blocking and the direct path on (else 0): Bruck's
+                                     exchanges, direct, below this size, from bruck_max_bytes too */
     size_t multi_level_max_bytes; /* allgather auto across nodes: multi-level below this size */
     size_t pipeline_min_bytes;    /* multi-level allgather: bundles go down as they land from this size */
     size_t halving_max_bytes;     /* reduce_scatter_block auto: recursive halving for blocks below this */
@@ -406,17 +408,22 @@ void mca_coll_adapt2_engine_count(int which, uint64_t amount);
 void mca_coll_adapt2_engine_set_threads_may_race(int may_race);
 
 /* The direct path (engine/direct_route.cc): a blocking broadcast or reduce
- * that its plan sends as one whole message with no hellos, or a blocking
- * allreduce that its plan runs by recursive doubling, runs as plain
+ * that its plan sends as one whole message with no hellos, a blocking
+ * allreduce that its plan runs by recursive doubling, or a small blocking
+ * allgather that its plan runs by Bruck's exchanges, runs as plain
  * point-to-point in the C layer, on the route the plan gives. */
 #define ADAPT2_DIRECT_MAX_STEPS 34
-/* One exchange of recursive doubling (engine/recdoubling_plan.h). */
+/* One exchange of recursive doubling (engine/recdoubling_plan.h), or of an
+ * allgather (engine/allgather_plan.h). */
 typedef struct adapt2_direct_step {
     int peer;
-    int send;        /* send the accumulator */
-    int recv;        /* receive the peer's data (into scratch) */
+    int send;        /* send the accumulator (allgather: blocks) to `peer` */
+    int recv;        /* receive the peer's data (into scratch; allgather: from `from`) */
     int fold;        /* combine it into the accumulator, lower ranks' data on the left */
     int into_result; /* the receive lands in the accumulator (the result handed back) */
+    /* allgather: blocks [send_block, +blocks) go to `peer`, and as many
+     * arrive from `from` into [recv_block, +blocks) of the working buffer */
+    int from, send_block, recv_block, blocks;
 } adapt2_direct_step_t;
 typedef struct adapt2_direct_route {
     /* bcast and reduce: the plan's tree (reduce: data flows up it) */
@@ -428,8 +435,11 @@ typedef struct adapt2_direct_route {
     int eager;        /* 1: small enough (256 B) that a blocking send completes without
                          its receiver on every transport, so the children are sent
                          to in turn (the PML's inline send: no request) */
-    /* allreduce: this rank's exchanges, in order */
+    /* allreduce and allgather: this rank's exchanges, in order */
     int steps;
+    /* allgather: the working buffer holds the blocks in Bruck's rotated
+     * order (slot i: rank (rank + i) % p's block), else in rank order */
+    int rotated;
     adapt2_direct_step_t step[ADAPT2_DIRECT_MAX_STEPS];
     /* every collective: the messages this rank sends, and of them to other
      * nodes (the counters) */

@@ -8,7 +8,8 @@
  * described, no request or schedule is made, and the call costs little more
  * than the point-to-point it posts (docs/design.md, "The latency path").
  * The reductions' direct paths (coll_adapt2_direct_allreduce.c,
- * coll_adapt2_direct_reduce.c) share the route cache kept here.
+ * coll_adapt2_direct_reduce.c) and the allgather's
+ * (coll_adapt2_direct_allgather.c) share the route cache kept here.
  *
  * A route is planned by the engine (engine/direct_route.cc) once per key
  * (root, size, op) and kept in the module with the parameter values it was
@@ -34,7 +35,14 @@ static const struct {
     {ADAPT2_COLL_BCAST, "bcast", "MPI_Bcast"},
     {ADAPT2_COLL_ALLREDUCE, "allreduce", "MPI_Allreduce"},
     {ADAPT2_COLL_REDUCE, "reduce", "MPI_Reduce"},
+    {ADAPT2_COLL_ALLGATHER, "allgather", "MPI_Allgather"},
 };
+
+/* Whether the collective has a root (bcast and reduce: their trees). */
+static bool rooted(int collective)
+{
+    return ADAPT2_COLL_BCAST == collective || ADAPT2_COLL_REDUCE == collective;
+}
 
 static int slot_of(int collective)
 {
@@ -69,7 +77,7 @@ static mca_coll_adapt2_direct_t *direct_state(mca_coll_adapt2_module_t *module, 
     if (d) {
         return d;
     }
-    const bool tree = ADAPT2_COLL_ALLREDUCE != collective;
+    const bool tree = rooted(collective);
     d = calloc(1, sizeof *d);
     if (d && tree) {
         d->route.child = malloc((size_t) size * sizeof *d->route.child);
@@ -149,11 +157,16 @@ static bool direct_path_on(void)
     return 1 == value || (0 != value && 1 == ADAPT2_INT(direct_path));
 }
 
+bool mca_coll_adapt2_direct_available(const mca_coll_adapt2_module_t *module)
+{
+    return direct_path_on() && ADAPT2_TRANSPORT_PML == module->transport;
+}
+
 mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
                                                        int collective, const mca_coll_adapt2_direct_key_t *key,
                                                        mca_coll_adapt2_direct_describe_fn describe, const void *ctx)
 {
-    if (!direct_path_on() || ADAPT2_TRANSPORT_PML != module->transport) {
+    if (!mca_coll_adapt2_direct_available(module)) {
         return NULL;
     }
     mca_coll_adapt2_direct_t *d = module->direct[slot_of(collective)];
@@ -168,7 +181,7 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
     }
     if (mca_coll_adapt2_component.values.verbose >= 20) {
         char from[32] = "";
-        if (ADAPT2_COLL_ALLREDUCE != collective) {
+        if (rooted(collective)) {
             snprintf(from, sizeof from, ADAPT2_COLL_BCAST == collective ? " from %d" : " to %d", key->root);
         }
         ADAPT2_VERBOSE(20, "(%s) %s of %zu bytes%s: direct path, %s", comm->c_name, kDirect[slot_of(collective)].name,
@@ -181,7 +194,7 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adap
                                   const char *what, int peer)
 {
     char why[256], root[32] = "";
-    if (ADAPT2_COLL_ALLREDUCE != d->collective) {
+    if (rooted(d->collective)) {
         snprintf(root, sizeof root, " (root %d)", d->key.root);
     }
     snprintf(why, sizeof why, "rank %d of %d, %s of %zu bytes%s on the direct path: %s rank %d failed with error %d",

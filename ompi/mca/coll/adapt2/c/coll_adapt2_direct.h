@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
- * The direct path's state, shared by its three collectives
+ * The direct path's state, shared by its four collectives
  * (coll_adapt2_direct.c: the route cache, the reductions' data and the
- * broadcast; coll_adapt2_direct_allreduce.c; coll_adapt2_direct_reduce.c).
+ * broadcast; coll_adapt2_direct_allreduce.c; coll_adapt2_direct_reduce.c;
+ * coll_adapt2_direct_allgather.c).
  * The route is planned by the engine (engine/direct_route.cc) once per key
  * and kept in the module with the parameter values it was planned with.
  */
@@ -14,8 +15,8 @@
 
 /* What a route depends on besides the parameters (the same on every rank). */
 typedef struct mca_coll_adapt2_direct_key_t {
-    int root;         /* bcast and reduce; 0 for allreduce */
-    size_t bytes;     /* the message (packed) */
+    int root;         /* bcast and reduce; 0 for allreduce and allgather */
+    size_t bytes;     /* the message (packed; allgather: all p blocks) */
     bool commutative; /* reductions: the op's */
     bool user_op;     /* reductions: a user-defined op */
 } mca_coll_adapt2_direct_key_t;
@@ -27,7 +28,8 @@ struct mca_coll_adapt2_direct_t {
     mca_coll_adapt2_direct_key_t key;
     adapt2_direct_route_t route;
     ompi_request_t **sends; /* bcast and reduce: one per child */
-    char *scratch;          /* reductions: the partner's or children's data; bcast: packed bytes */
+    char *scratch;          /* reductions: the partner's or children's data; bcast: packed bytes;
+                               allgather: the blocks, where the result cannot hold them */
     size_t scratch_bytes;
 };
 typedef struct mca_coll_adapt2_direct_t mca_coll_adapt2_direct_t;
@@ -35,6 +37,10 @@ typedef struct mca_coll_adapt2_direct_t mca_coll_adapt2_direct_t;
 /* Fills the settings and facts the engine plans a call by (what the
  * engine's path would describe), from the caller's `ctx`. */
 typedef void (*mca_coll_adapt2_direct_describe_fn)(const void *ctx, adapt2_call_t *call);
+
+/* Whether the module's calls may take the direct path (coll_adapt2_direct_path
+ * on, the transport the PML). */
+bool mca_coll_adapt2_direct_available(const mca_coll_adapt2_module_t *module);
 
 /* The collective's direct state when its call runs on the direct path (the
  * path is on, the transport is the PML, the plan says so; the route is
@@ -109,5 +115,13 @@ bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, o
 bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *dtype, ompi_op_t *op,
                                    int root, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                                    mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc);
+
+/* The allgather's direct path (coll_adapt2_direct_allgather.c): a blocking
+ * allgather of at most 16 KiB in all that the engine plans by Bruck's
+ * exchanges. As mca_coll_adapt2_direct_allreduce. */
+bool mca_coll_adapt2_direct_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                      ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                                      mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_describe_fn describe,
+                                      const void *ctx, int *rc);
 
 #endif

@@ -4,13 +4,15 @@
  * MPI_Allgather, MPI_Iallgather, MPI_Reduce_scatter_block and
  * MPI_Ireduce_scatter_block: check the parameters, describe the buffers and
  * hand the call to the engine's ring (engine/ring_collectives.cc) through its
- * one call description. What adapt2 does not take goes to the previous
- * component, with the reason at coll_adapt2_verbose 20.
+ * one call description (a small blocking allgather may take the direct
+ * path: coll_adapt2_direct_allgather.c). What adapt2 does not take goes to
+ * the previous component, with the reason at coll_adapt2_verbose 20.
  */
 #include <limits.h>
 #include <string.h>
 
 #include "coll_adapt2.h"
+#include "coll_adapt2_direct.h"
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 
@@ -38,26 +40,43 @@ static mca_coll_adapt2_request_t *new_request(ompi_communicator_t *comm, mca_col
     return req;
 }
 
+/* The allgather's settings and facts, which the engine plans it by (the
+ * topology's settings come once the engine exists: it knows the nodes). */
+static void describe_allgather(adapt2_call_t *call, const mca_coll_adapt2_module_t *module, bool in_place,
+                               bool blocking)
+{
+    memset(call, 0, sizeof *call);
+    call->collective = ADAPT2_COLL_ALLGATHER;
+    call->in_place = in_place;
+    ring_settings(call, ADAPT2_P_allgather_segment_size);
+    call->settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_allgather_algorithm);
+    mca_coll_adapt2_call_facts(&call->facts, ADAPT2_STRING(allgather_algorithm), blocking, false);
+    call->settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
+    /* read every call, so that an invalid value is reported */
+    const size_t direct_max = (size_t) ADAPT2_LONG(allgather_direct_max_bytes);
+    call->settings.direct_max_bytes = blocking && mca_coll_adapt2_direct_available(module) ? direct_max : 0;
+    call->settings.multi_level_max_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_max_bytes);
+    call->settings.pipeline_min_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_pipeline_min_bytes);
+}
+
+/* The direct path's description of a blocking allgather (its engine exists). */
+static void describe_for_direct(const void *module, adapt2_call_t *call)
+{
+    describe_allgather(call, (const mca_coll_adapt2_module_t *) module, false, true);
+    mca_coll_adapt2_topology_settings(&call->settings.tree, (mca_coll_adapt2_module_t *) module);
+}
+
 static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                            ompi_datatype_t *rdtype, ompi_communicator_t *comm, mca_coll_adapt2_module_t *module,
                            bool blocking, mca_coll_adapt2_request_t **out, const char **why)
 {
     const int size = ompi_comm_size(comm);
-    const char *value = ADAPT2_STRING(allgather_algorithm);
     if ((long) rcount * size > INT_MAX) {
         *why = "the receive buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
     }
     adapt2_call_t call;
-    memset(&call, 0, sizeof call);
-    call.collective = ADAPT2_COLL_ALLGATHER;
-    call.in_place = MPI_IN_PLACE == sbuf;
-    ring_settings(&call, ADAPT2_P_allgather_segment_size);
-    call.settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_allgather_algorithm);
-    mca_coll_adapt2_call_facts(&call.facts, value, blocking, false);
-    call.settings.bruck_max_bytes = (size_t) ADAPT2_LONG(allgather_bruck_max_bytes);
-    call.settings.multi_level_max_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_max_bytes);
-    call.settings.pipeline_min_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_pipeline_min_bytes);
+    describe_allgather(&call, module, MPI_IN_PLACE == sbuf, blocking);
     if (mca_coll_adapt2_hands_on_early(module, comm, &call,
                                        mca_coll_adapt2_packed_bytes(rdtype, (size_t) rcount * (size_t) size), why)) {
         return OMPI_ERR_NOT_SUPPORTED;
@@ -157,6 +176,11 @@ int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype
                               mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    int rc;
+    if (mca_coll_adapt2_direct_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, describe_for_direct, m,
+                                         &rc)) {
+        return rc;
+    }
     ADAPT2_RING_RUN(
         m, comm, "allgather", start_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, true, &req_, &why_),
         (ompi_request_t **) NULL,

@@ -373,7 +373,10 @@ namespace {
 // settings.multi_level_max_bytes with block placement, where the flat
 // ring's pipeline measured faster (with other placements the ring crosses
 // node links at every step); else Bruck's log2(p) exchanges below
-// settings.bruck_max_bytes, the ring from there.
+// settings.bruck_max_bytes, or on one node below settings.direct_max_bytes
+// where they run on the direct path (a blocking call: no staging, no schedule; the
+// engine's Bruck stages whole messages and measured up to 1.8x the ring's
+// time from 64 KiB), the ring from there.
 adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const CallShape &shape,
                                               const char **rule) {
     const char *unused;
@@ -393,10 +396,16 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
             return ADAPT2_ALLGATHER_MULTI_LEVEL;
         }
     }
-    const bool bruck = all_bytes < s.bruck_max_bytes;
-    why = bruck ? "auto, all blocks below allgather_bruck_max_bytes: Bruck"
-                : "auto, from allgather_bruck_max_bytes: the ring";
-    return bruck ? ADAPT2_ALLGATHER_BRUCK : ADAPT2_ALLGATHER_RING;
+    if (all_bytes < s.bruck_max_bytes) {
+        why = "auto, all blocks below allgather_bruck_max_bytes: Bruck";
+        return ADAPT2_ALLGATHER_BRUCK;
+    }
+    if (all_bytes < s.direct_max_bytes && shape.nodes <= 1) {
+        why = "auto, blocking on one node, all blocks below allgather_direct_max_bytes: Bruck's exchanges, direct";
+        return ADAPT2_ALLGATHER_BRUCK;
+    }
+    why = "auto, from allgather_bruck_max_bytes (and allgather_direct_max_bytes): the ring";
+    return ADAPT2_ALLGATHER_RING;
 }
 
 // Reduce_scatter_block of blocks of `block_bytes`: forced (the ring only for

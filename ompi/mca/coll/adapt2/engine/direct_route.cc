@@ -12,13 +12,17 @@
 // (coll_adapt2_direct.c, coll_adapt2_direct_allreduce.c); what it runs is
 // decided here, from plan_call, so the tree or the exchanges are the ones
 // the engine's path would use and every rank, planning alike, takes the
-// same path.
+// same path. So does a small blocking allgather that its plan runs by
+// Bruck's exchanges (allgather_plan.h: recursive doubling where p is a power
+// of two, which takes as many exchanges with no rotation).
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #include "../adapt2_bridge.h"
+#include "allgather_plan.h"
 #include "comm.h"
 #include "detach.h"
 #include "plan_call.h"
@@ -80,13 +84,17 @@ const char *not_direct_because(const Comm &comm, const adapt2_call_t &call, cons
         if (plan.algorithm != ADAPT2_ALLREDUCE_RECDOUBLING) return "not recursive doubling";
         return bytes <= kDirectMaxBytes ? nullptr : "above the direct path's 16 KiB";
     }
+    if (call.collective == ADAPT2_COLL_ALLGATHER) {  // bytes: all p blocks
+        if (plan.algorithm != ADAPT2_ALLGATHER_BRUCK) return "not Bruck's";
+        return bytes <= INT_MAX ? nullptr : "above INT_MAX bytes (the PML's count)";
+    }
     if (call.collective == ADAPT2_COLL_REDUCE) {
         // the direct reduce combines in its own fixed order
         if (!call.reduction.commutative) return "non-commutative op (the engine combines in rank order)";
         if (call.settings.reproducible) return "reproducible (the engine's order)";
         if (bytes > kDirectMaxBytes) return "above the direct path's 16 KiB";
     } else if (call.collective != ADAPT2_COLL_BCAST) {
-        return "not a broadcast, reduce or allreduce";
+        return "not a broadcast, reduce, allreduce or allgather";
     }
     if (Segments(bytes, plan.tree.segment_bytes).count() != 1) return "more than one segment";
     if (may_detach(plan.settings.tree, bytes) && bytes > leave_behind_max(comm, plan.settings.tree)) {
@@ -137,6 +145,22 @@ void exchange_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_
              plan.algorithm_rule);
 }
 
+void allgather_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
+    route->steps = 0;
+    route->leave_behind = 0;
+    route->sends = 0;
+    route->remote_sends = 0;
+    route->rotated = allgather_rotates(comm.size()) ? 1 : 0;
+    plan_allgather(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
+        if (route->steps >= ADAPT2_DIRECT_MAX_STEPS) throw std::length_error("allgather: too many steps");
+        route->step[route->steps++] = x;
+        route->sends += 1;
+        route->remote_sends += comm.is_remote(x.peer) ? 1 : 0;
+    });
+    snprintf(route->plan, sizeof route->plan, "%s, %d exchanges (rule: %s)",
+             route->rotated ? "Bruck's" : "recursive doubling", route->steps, plan.algorithm_rule);
+}
+
 }  // namespace
 
 }  // namespace adapt2
@@ -153,6 +177,8 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
         }
         if (call->collective == ADAPT2_COLL_ALLREDUCE) {
             exchange_route(*comm, plan, route);
+        } else if (call->collective == ADAPT2_COLL_ALLGATHER) {
+            allgather_route(*comm, plan, route);
         } else {
             tree_route(*comm, plan, call->collective, call->root, call->recv.bytes, route);
         }
@@ -167,15 +193,26 @@ extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_
                                                    size_t message_bytes, const adapt2_direct_route_t *route) {
     using namespace adapt2;
     auto *comm = reinterpret_cast<Comm *>(engine_comm);
-    const uint64_t bytes = message_bytes;
     count(static_cast<Counter>(collective), 1);  // a collective's calls counter has its number
     count(Counter::direct_calls, 1);
+    // each message is the whole message, but an allgather's is some blocks
+    uint64_t bytes = message_bytes * static_cast<uint64_t>(route->sends);
+    uint64_t remote_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
+    if (collective == ADAPT2_COLL_ALLGATHER) {
+        const uint64_t block = message_bytes / static_cast<uint64_t>(comm->size());
+        bytes = remote_bytes = 0;
+        for (int i = 0; i < route->steps; ++i) {
+            const uint64_t sent = block * static_cast<uint64_t>(route->step[i].blocks);
+            bytes += sent;
+            remote_bytes += comm->is_remote(route->step[i].peer) ? sent : 0;
+        }
+    }
     if (route->sends > 0) {
         count(Counter::segments_sent, static_cast<uint64_t>(route->sends));
-        count(Counter::bytes_sent, bytes * static_cast<uint64_t>(route->sends));
+        count(Counter::bytes_sent, bytes);
     }
     if (route->remote_sends > 0) {
-        comm->count_internode(static_cast<uint64_t>(route->remote_sends), bytes * route->remote_sends);
+        comm->count_internode(static_cast<uint64_t>(route->remote_sends), remote_bytes);
     }
 }
 

@@ -20,6 +20,16 @@ namespace adapt2 {
 // two and one spare.
 constexpr int kRecDoublingMaxSteps = ADAPT2_DIRECT_MAX_STEPS;
 
+inline adapt2_direct_step_t exchange_step(int peer, int send, int recv, int fold, int into_result) {
+    adapt2_direct_step_t x{};  // (the allgather's fields stay 0)
+    x.peer = peer;
+    x.send = send;
+    x.recv = recv;
+    x.fold = fold;
+    x.into_result = into_result;
+    return x;
+}
+
 // Calls push(adapt2_direct_step_t) for each of `rank`'s exchanges in order.
 template <class Push>
 void plan_recdoubling(int rank, int size, Push push) {
@@ -31,15 +41,15 @@ void plan_recdoubling(int rank, int size, Push push) {
     int vrank = rank - rem;
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {  // hand our data to the next rank, get the result back
-            push(adapt2_direct_step_t{rank + 1, 1, 0, 0, 0});
-            push(adapt2_direct_step_t{rank + 1, 0, 1, 0, 1});
+            push(exchange_step(rank + 1, 1, 0, 0, 0));
+            push(exchange_step(rank + 1, 0, 1, 0, 1));
             return;
         }
-        push(adapt2_direct_step_t{rank - 1, 0, 1, 1, 0});
+        push(exchange_step(rank - 1, 0, 1, 1, 0));
         vrank = rank / 2;
     }
-    for (int mask = 1; mask < pof2; mask <<= 1) push(adapt2_direct_step_t{real(vrank ^ mask), 1, 1, 1, 0});
-    if (rank < 2 * rem) push(adapt2_direct_step_t{rank - 1, 1, 0, 0, 0});
+    for (int mask = 1; mask < pof2; mask <<= 1) push(exchange_step(real(vrank ^ mask), 1, 1, 1, 0));
+    if (rank < 2 * rem) push(exchange_step(rank - 1, 1, 0, 0, 0));
 }
 
 }  // namespace adapt2
