@@ -40,4 +40,10 @@ TIMEOUT=60 expect_output "ranks with different tables are named" \
     3 --mca coll_adapt2_rules "$GOOD" -- sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 2 ]; then
         export OMPI_MCA_coll_adapt2_rules="$0"; fi; exec "$@"' "$DIR/other.rules" "$BIN/ring_check" --colls allgather \
     --counts 1,100 --segsizes 0
+# Once every check is over, its progress callback leaves opal_progress (each
+# rank once: ring_check's calls are on MPI_COMM_WORLD alone), so later MPI
+# calls of the application no longer run it.
+expect_output "the check's progress callback is unregistered when it is over" \
+    "no decision-table check in flight: its progress callback is off" 3 3 --mca coll_adapt2_verbose 20 -- \
+    "$BIN/ring_check" --colls allgather --counts 1,100 --segsizes 0
 finish

@@ -475,7 +475,7 @@ void test_allgather_rules(void **) {
 // rank of p = 1..70: each exchange's sender and receiver agree (peer and
 // from, block counts), nothing lands on a block a rank already holds, only
 // held blocks are sent, the first exchange sends only the rank's own block,
-// and after ceil(log2 p) exchanges every rank holds every block where the
+// p - 1 blocks are sent in all, and after ceil(log2 p) exchanges every rank holds every block where the
 // plan says (rank order, or Bruck's rotation).
 void test_allgather_exchanges(void **) {
     for (int p = 1; p <= 70; ++p) {
@@ -490,6 +490,9 @@ void test_allgather_exchanges(void **) {
         while ((1 << log2p) < p) ++log2p;
         for (int r = 0; r < p; ++r) {
             assert_int_equal(static_cast<int>(steps[r].size()), log2p);
+            int sent = 0;  // p - 1 blocks in all (the counters rely on it: direct_route.cc)
+            for (const adapt2_direct_step_t &x : steps[r]) sent += x.blocks;
+            assert_int_equal(sent, p - 1);
             if (p > 1) {
                 assert_int_equal(steps[r][0].blocks, 1);
                 assert_int_equal(steps[r][0].send_block, rotated ? 0 : r);

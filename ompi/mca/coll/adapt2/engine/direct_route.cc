@@ -198,13 +198,12 @@ extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_
     // each message is the whole message, but an allgather's is some blocks
     uint64_t bytes = message_bytes * static_cast<uint64_t>(route->sends);
     uint64_t remote_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
-    if (collective == ADAPT2_COLL_ALLGATHER) {
+    if (collective == ADAPT2_COLL_ALLGATHER) {  // p - 1 blocks in all, by either plan
         const uint64_t block = message_bytes / static_cast<uint64_t>(comm->size());
-        bytes = remote_bytes = 0;
-        for (int i = 0; i < route->steps; ++i) {
-            const uint64_t sent = block * static_cast<uint64_t>(route->step[i].blocks);
-            bytes += sent;
-            remote_bytes += comm->is_remote(route->step[i].peer) ? sent : 0;
+        bytes = block * static_cast<uint64_t>(comm->size() - 1);
+        remote_bytes = 0;
+        for (int i = 0; i < route->steps && route->remote_sends > 0; ++i) {
+            remote_bytes += comm->is_remote(route->step[i].peer) ? block * route->step[i].blocks : 0;
         }
     }
     if (route->sends > 0) {
