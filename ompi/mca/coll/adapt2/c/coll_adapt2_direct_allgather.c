@@ -113,8 +113,7 @@ static int deliver(const mca_coll_adapt2_direct_t *d, const gathered_t *g, void 
     int rc = convert(result_block(rbuf, rcount, rdtype, rank), rcount * upper, rdtype, g->work,
                      (size_t) upper * g->block, false);
     if (OMPI_SUCCESS == rc) {
-        rc = convert(rbuf, rcount * rank, rdtype, g->work + (size_t) upper * g->block, (size_t) rank * g->block,
-                     false);
+        rc = convert(rbuf, rcount * rank, rdtype, g->work + (size_t) upper * g->block, (size_t) rank * g->block, false);
     }
     return rc;
 }
