@@ -970,8 +970,8 @@ static int sleeper_waits_for_all(long mark)
  * MPI_Comm_disconnect) of the communicator. Those drain what is in flight
  * (coll_adapt2_lifecycle.c): no rank may return from them before the last
  * rank entered the calls, as each still has sends to it (the 64 KiB reduce
- * to it, a rendezvous straight to the root in the flat tree of up to
- * radix + 1 ranks). */
+ * to it, a rendezvous straight to the root in the flat tree, which
+ * test/mpi/detach.sh forces: auto takes a binary tree on more than 4 ranks). */
 static void detached_then_free(int disconnect)
 {
     MPI_Comm comm;
