@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
- * The allgather's direct path: a blocking allgather of at most 16 KiB in all
- * that the engine plans by Bruck's exchanges runs its exchanges
+ * The allgather's direct path: a blocking allgather that the engine plans by
+ * Bruck's exchanges (all blocks below allgather_bruck_max_bytes, or on one
+ * node below allgather_direct_max_bytes) runs them
  * (engine/allgather_plan.h) with the PML's own calls, on packed bytes. The
  * working buffer is the result buffer itself where that is contiguous and
  * the blocks lie in rank order (p a power of two); otherwise it is the
@@ -72,19 +73,17 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const gathered_t *g,
         const adapt2_direct_step_t *x = &d->route.step[i];
         const int bytes = (int) ((size_t) x->blocks * g->block); /* all p blocks fit an int: engine/direct_route.cc */
         ompi_request_t *reqs[2];
-        int posted = 0;
         int rc = MCA_PML_CALL(
             irecv(g->work + (size_t) x->recv_block * g->block, bytes, MPI_BYTE, x->from, tag, comm, &reqs[0]));
         if (OMPI_SUCCESS != rc) {
             return exchange_failed(comm, d, rc, i, "posting the receive", x->from);
         }
-        posted = 1;
         const char *data = 0 == i && g->own ? g->own : g->work + (size_t) x->send_block * g->block;
         rc = mca_coll_adapt2_pml_inject_failure()
                  ? OMPI_ERR_UNREACH
                  : MCA_PML_CALL(isend(data, bytes, MPI_BYTE, x->peer, tag, MCA_PML_BASE_SEND_STANDARD, comm, &reqs[1]));
         if (OMPI_SUCCESS != rc) {
-            (void) ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
+            (void) ompi_request_wait_all(1, reqs, MPI_STATUSES_IGNORE); /* the receive */
             return exchange_failed(comm, d, rc, i, "posting the send", x->peer);
         }
         if (0 == i && g->own) {
@@ -118,14 +117,22 @@ static int deliver(const mca_coll_adapt2_direct_t *d, const gathered_t *g, void 
     return rc;
 }
 
+/* Whether the first exchange sends only this rank's block, from `slot`
+ * (the plan says so: allgather_plan.h; looked at, not assumed). */
+static bool first_sends_own(const adapt2_direct_route_t *route, int slot)
+{
+    return route->steps > 0 && 1 == route->step[0].blocks && slot == route->step[0].send_block;
+}
+
 /* This rank's block into its slot of the working buffer, or (g->own) left
  * where it lies in the send buffer for the first exchange to send it. */
 static int take_own(const mca_coll_adapt2_direct_t *d, gathered_t *g, const void *sbuf, int scount,
                     ompi_datatype_t *sdtype, void *rbuf, int rcount, ompi_datatype_t *rdtype, int rank)
 {
-    g->own_slot = g->work + (size_t) (d->route.rotated ? 0 : rank) * g->block;
+    const int slot = d->route.rotated ? 0 : rank;
+    g->own_slot = g->work + (size_t) slot * g->block;
     if (MPI_IN_PLACE != sbuf) {
-        if (d->route.steps > 0 && ompi_datatype_is_contiguous_memory_layout(sdtype, scount)) {
+        if (first_sends_own(&d->route, slot) && ompi_datatype_is_contiguous_memory_layout(sdtype, scount)) {
             ptrdiff_t lb, extent;
             ompi_datatype_get_true_extent(sdtype, &lb, &extent);
             g->own = (const char *) sbuf + lb;
@@ -201,6 +208,7 @@ static int run_allgather(mca_coll_adapt2_direct_t *d, const void *sbuf, int scou
     }
     return rc;
 }
+
 bool mca_coll_adapt2_direct_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
                                       ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                                       mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_describe_fn describe,

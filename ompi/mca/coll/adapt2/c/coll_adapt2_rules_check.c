@@ -43,8 +43,10 @@ static int post_messages(rules_check_t *c, ompi_communicator_t *comm)
 {
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     if (0 != c->rank) {
-        c->nreqs = 1;
-        return MCA_PML_CALL(isend(&c->mine, 1, MPI_UINT64_T, 0, tag, MCA_PML_BASE_SEND_STANDARD, comm, &c->reqs[0]));
+        const int rc =
+            MCA_PML_CALL(isend(&c->mine, 1, MPI_UINT64_T, 0, tag, MCA_PML_BASE_SEND_STANDARD, comm, &c->reqs[0]));
+        c->nreqs = OMPI_SUCCESS == rc ? 1 : 0;
+        return rc;
     }
     c->all[0] = c->mine;
     for (c->nreqs = 0; c->nreqs < c->size - 1; ++c->nreqs) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
-// The exchanges of a small allgather on the direct path, for one rank: the
+// The exchanges of a blocking allgather on the direct path, for one rank: the
 // plan that direct_route.cc hands to the C layer
 // (c/coll_adapt2_direct_allgather.c). Both kinds take ceil(log2 p)
 // exchanges, as the engine's Bruck flow does (bruck_flow.h):

@@ -12,7 +12,7 @@
 // (coll_adapt2_direct.c, coll_adapt2_direct_allreduce.c); what it runs is
 // decided here, from plan_call, so the tree or the exchanges are the ones
 // the engine's path would use and every rank, planning alike, takes the
-// same path. So does a small blocking allgather that its plan runs by
+// same path. So does a blocking allgather that its plan runs by
 // Bruck's exchanges (allgather_plan.h: recursive doubling where p is a power
 // of two, which takes as many exchanges with no rotation).
 #include <algorithm>
