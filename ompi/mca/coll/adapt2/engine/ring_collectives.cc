@@ -76,6 +76,7 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     a.tag = tag;
     a.block_bytes = block;
     a.own = call.in_place ? UserRange{call.recv, mine, 0, block} : UserRange{call.send, 0, 0, block};
+    a.in_place = call.in_place != 0;
     a.result = call.recv;
     return start_one_flow<BruckFlow>(comm, call, a, call.recv.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
