@@ -374,9 +374,11 @@ namespace {
 // ring's pipeline measured faster (with other placements the ring crosses
 // node links at every step); else Bruck's log2(p) exchanges below
 // settings.bruck_max_bytes, or on one node below settings.direct_max_bytes
-// where they run on the direct path (a blocking call: no staging, no schedule; the
-// engine's Bruck stages whole messages and measured up to 1.8x the ring's
-// time from 64 KiB), the ring from there.
+// where they run on the direct path (a blocking call: no schedule), the
+// ring from there. Non-blocking calls keep the ring from
+// settings.bruck_max_bytes: against the engine's exchanges it took 0.84x
+// their time at np 4 and 1.34x at np 8 (4 KiB-1 MiB per rank), no clear
+// winner.
 adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const CallShape &shape,
                                               const char **rule) {
     const char *unused;
