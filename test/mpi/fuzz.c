@@ -44,7 +44,7 @@
 #include "fuzz_case.h"
 #include "mpi_check.h"
 
-static const char *coll_names[] = {"bcast", "reduce", "allreduce"};
+static const char *coll_names[] = {"bcast", "reduce", "allreduce", "allgather"};
 
 struct options opt = {1, 200, -1, 1L << 20, 4L << 20, 0, 60, 0, 0, 2};
 int wrank, wsize;
@@ -94,6 +94,9 @@ static int start(call_t *c, region_t *rb, int nonblocking)
     case C_REDUCE:
         return nonblocking ? MPI_Ireduce(send, recv, c->count, t, op, c->root, comm, &c->req)
                            : MPI_Reduce(send, recv, c->count, t, op, c->root, comm);
+    case C_ALLGATHER:
+        return nonblocking ? MPI_Iallgather(send, c->count, t, recv, c->count, t, comm, &c->req)
+                           : MPI_Allgather(send, c->count, t, recv, c->count, t, comm);
     default:
         return nonblocking ? MPI_Iallreduce(send, recv, c->count, t, op, comm, &c->req)
                            : MPI_Allreduce(send, recv, c->count, t, op, comm);
@@ -350,8 +353,9 @@ static void build_repro(const char *argv0)
  * must not pass because adapt2 was not selected. */
 static void check_counters(void)
 {
-    static const char *names[] = {"coll_adapt2_bcast_calls", "coll_adapt2_reduce_calls", "coll_adapt2_allreduce_calls"};
-    for (int c = 0; c < 3; ++c) {
+    static const char *names[] = {"coll_adapt2_bcast_calls", "coll_adapt2_reduce_calls", "coll_adapt2_allreduce_calls",
+                                  "coll_adapt2_allgather_calls"};
+    for (int c = 0; c < NCOLL; ++c) {
         long long got = adapt2_counter(names[c]);
         if (opt.verbose)
             printf("fuzz: [rank %d] %s %lld, expected at least %ld\n", wrank, names[c], got,
@@ -373,6 +377,7 @@ int main(int argc, char **argv)
     if (adapt2_counter("coll_adapt2_bcast_calls") < 0) fail("adapt2 is not loaded");
     adapt2_counter("coll_adapt2_reduce_calls");
     adapt2_counter("coll_adapt2_allreduce_calls");
+    adapt2_counter("coll_adapt2_allgather_calls");
     prims_init();
     ops_init();
     build_repro(argv[0]);
@@ -413,9 +418,11 @@ int main(int argc, char **argv)
     }
     check_counters();
     if (wrank == 0) {
-        printf("fuzz: %ld cases (bcast %ld, reduce %ld, allreduce %ld; nonblocking %ld), %ld mismatches, seed %llu\n",
-               stats.cases, stats.calls[0], stats.calls[1], stats.calls[2], stats.nonblocking, bad_cases,
-               (unsigned long long) opt.seed);
+        printf(
+            "fuzz: %ld cases (bcast %ld, reduce %ld, allreduce %ld, allgather %ld; nonblocking %ld), %ld mismatches, "
+            "seed %llu\n",
+            stats.cases, stats.calls[0], stats.calls[1], stats.calls[2], stats.calls[3], stats.nonblocking, bad_cases,
+            (unsigned long long) opt.seed);
         if (opt.verbose) printf("fuzz: %ld results compared with algorithm=previous\n", stats.prev_compared);
     }
     pool_free();

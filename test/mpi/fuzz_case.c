@@ -17,8 +17,7 @@ static const char *free_mode_names[] = {"freed at the end", "freed once its call
 /* ---- communicators ---- */
 
 /* The smallest size among the groups of a split, known to every rank (by
- * MPI_Allgather: adapt2 runs it, but the fuzzer does not test it; ring.sh
- * does). */
+ * MPI_Allgather, which the cases test too: gen_allgather). */
 static void set_min_size(comm_t *c)
 {
     int *sizes = malloc(sizeof(int) * (size_t) wsize);
@@ -374,13 +373,43 @@ static void user_op_layout(rng_t *r, call_t *c)
     }
 }
 
+/* An allgather, appended to a case from the case's second stream, so that
+ * the calls drawn before it (and every case's numbers, the regressions')
+ * stay: each rank's block is `count` elements of one datatype, the same on
+ * every rank (per-rank layouts: test/mpi/layouts.sh), derived with holes or
+ * predefined; sent from a buffer of that datatype or in place. */
+static void gen_allgather(case_t *k, long max_bytes)
+{
+    rng_t g = rng_make(opt.seed, (uint64_t) k->index, 2);
+    if (k->ncalls >= MAX_CALLS || !rng_chance(&g, 40)) return;
+    call_t *c = &k->calls[k->ncalls];
+    memset(c, 0, sizeof *c);
+    c->id = k->ncalls++;
+    c->coll = C_ALLGATHER;
+    c->nonblocking = rng_chance(&g, 50);
+    int slot = (int) rng_below(&g, (uint64_t) (POOL + k->nfresh));
+    c->fresh = slot >= POOL ? slot - POOL : -1;
+    c->c = c->fresh >= 0 ? &k->fresh[c->fresh].c : &pool[slot];
+    c->key =
+        mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) c->id << 8 ^ (uint64_t) c->c->color);
+    c->op = OP_NONE;
+    bcast_unit(&g, &c->unit);
+    int derived = rng_chance(&g, 60);
+    int m = derived ? (int) rng_range(&g, 1, MAP_MAX / c->unit.n < 8 ? MAP_MAX / c->unit.n : 8) : 1;
+    c->t = dtype_generate(&g, &c->unit, m, derived ? opt.depth : 0);
+    const long segs[2] = {k->par.topo_seg, 65536};
+    c->count = choose_count(&g, c->t->size, segs, 2, max_bytes / (c->c->size > 0 ? c->c->size : 1));
+    c->inplace = rng_chance(&g, 30);
+    c->release_type = c->nonblocking && rng_chance(&g, 15);
+}
+
 /* Whether adapt2 itself should run the call (for the counter check): it
  * hands user ops on non-contiguous data, and reductions of pair types with
  * padding, to the previous component. */
 int adapt2_runs(const call_t *c)
 {
     if (c->c->size < 2) return 0;
-    if (c->coll == C_BCAST) return 1;
+    if (c->coll == C_BCAST || c->coll == C_ALLGATHER) return 1;
     if (!ops[c->op].user) return !pair_with_padding(c->prim);
     /* adapt2 asks Open MPI (ompi_datatype_is_contiguous_memory_layout), whose
      * flag is stricter than density: see dtype_t.ompi_contig. */
@@ -390,13 +419,16 @@ int adapt2_runs(const call_t *c)
 void describe_call(const case_t *k, int i, char *out, size_t n)
 {
     const call_t *c = &k->calls[i];
-    static const char *blocking[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"};
-    static const char *nonblocking[] = {"MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce"};
+    static const char *blocking[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather"};
+    static const char *nonblocking[] = {"MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Iallgather"};
     int at = snprintf(out, n, "  call %d: %s on %s (color %d, size %d, rank here %d)", c->id,
                       c->nonblocking ? nonblocking[c->coll] : blocking[c->coll], c->c->name, c->c->color, c->c->size,
                       c->c->rank);
-    if (c->coll != C_ALLREDUCE) at += snprintf(out + at, n - (size_t) at, ", root %d", c->root);
-    if (c->coll == C_BCAST) {
+    if (c->coll == C_BCAST || c->coll == C_REDUCE) at += snprintf(out + at, n - (size_t) at, ", root %d", c->root);
+    if (c->coll == C_ALLGATHER) {
+        at += snprintf(out + at, n - (size_t) at, ": count %d of %s per rank%s", c->count, c->t->desc,
+                       c->inplace ? ", MPI_IN_PLACE" : "");
+    } else if (c->coll == C_BCAST) {
         at += snprintf(out + at, n - (size_t) at, ": %s; here: count %d of %s", c->root_desc, c->count, c->t->desc);
     } else {
         at += snprintf(out + at, n - (size_t) at, ", op %s, count %d of %s%s%s", ops[c->op].name, c->count, c->t->desc,
@@ -508,6 +540,7 @@ void gen_case(case_t *k)
         if (c->coll != C_BCAST && ops[c->op].user) user_op_layout(&r, c);
         c->release_type = c->nonblocking && rng_chance(&r, 15);
     }
+    gen_allgather(k, max_bytes);
     keep_handed_calls_alive(k);
     int kept = 0;
     for (int i = 0; i < k->ncalls; ++i) {

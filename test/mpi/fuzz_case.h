@@ -16,7 +16,7 @@
 #define POOL 6
 #define PICK(r, arr) (arr[rng_below(r, sizeof(arr) / sizeof(arr[0]))])
 
-enum coll { C_BCAST, C_REDUCE, C_ALLREDUCE };
+enum coll { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, NCOLL };
 
 struct options {
     uint64_t seed;
@@ -100,8 +100,8 @@ typedef struct kase {
 } case_t;
 
 struct stats {
-    long cases, calls[3], nonblocking, mismatches, prev_compared, prev_warnings;
-    long adapt2_expected[3];
+    long cases, calls[NCOLL], nonblocking, mismatches, prev_compared, prev_warnings;
+    long adapt2_expected[NCOLL];
 };
 extern struct stats stats;
 

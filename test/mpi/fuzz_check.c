@@ -41,14 +41,15 @@ void call_error(const case_t *k, int i, int rc, const char *what)
 
 /* ---- buffers of a call ---- */
 
-static void fill(const call_t *c, region_t *g, int rank)
+/* `rank`'s count elements, from element `first` of the buffer on. */
+static void fill(const call_t *c, region_t *g, int rank, long first)
 {
     unsigned char v[16];
     const dtype_t *t = c->t;
     for (long e = 0; e < c->count; ++e) {
         for (int j = 0; j < t->nmap; ++j) {
             const prim_info_t *p = &prims[t->map[j].prim];
-            unsigned char *at = g->buf + e * t->extent + t->map[j].off;
+            unsigned char *at = g->buf + (first + e) * t->extent + t->map[j].off;
             gen_value(c->key, rank, (uint64_t) (e * t->nmap + j), t->map[j].prim, c->op, v);
             for (int s = 0; s < p->nsig; ++s) memcpy(at + p->sig_off[s], v + p->sig_off[s], (size_t) p->sig_len[s]);
         }
@@ -60,25 +61,40 @@ int has_result(const call_t *c)
     return c->coll != C_REDUCE || c->c->rank == c->root;
 }
 
+/* The receive buffer's elements: p blocks for an allgather. */
+static int result_count(const call_t *c)
+{
+    return c->coll == C_ALLGATHER ? c->count * c->c->size : c->count;
+}
+
 void prepare(call_t *c)
 {
     int me = c->c->rank;
-    if (c->coll == C_BCAST) {
+    if (c->coll == C_ALLGATHER) {
+        region_alloc(&c->rbuf, c->t, result_count(c), RECV_SENTINEL);
+        if (c->inplace) {
+            fill(c, &c->rbuf, me, (long) me * c->count);
+        } else {
+            region_alloc(&c->sbuf, c->t, c->count, SEND_SENTINEL);
+            fill(c, &c->sbuf, me, 0);
+            region_copy(&c->scopy, &c->sbuf);
+        }
+    } else if (c->coll == C_BCAST) {
         region_alloc(&c->rbuf, c->t, c->count, RECV_SENTINEL);
         if (me == c->root) {
-            fill(c, &c->rbuf, me);
+            fill(c, &c->rbuf, me, 0);
             region_copy(&c->scopy, &c->rbuf);
         }
     } else {
         int inplace_here = c->inplace && has_result(c);
         if (!inplace_here) {
             region_alloc(&c->sbuf, c->t, c->count, SEND_SENTINEL);
-            fill(c, &c->sbuf, me);
+            fill(c, &c->sbuf, me, 0);
             region_copy(&c->scopy, &c->sbuf);
         }
         if (has_result(c) || !c->null_recv) {
             region_alloc(&c->rbuf, c->t, c->count, RECV_SENTINEL);
-            if (inplace_here) fill(c, &c->rbuf, me);
+            if (inplace_here) fill(c, &c->rbuf, me, 0);
         }
     }
     if (c->prev && c->rbuf.mem) region_copy(&c->rprev, &c->rbuf);
@@ -102,12 +118,16 @@ static long long check_values(const case_t *k, int i, const region_t *g, const c
     int group = ops[c->op].group, pg[4], shown = 0;
     unsigned char want[4][16];
     long long bad = 0;
-    for (long e = 0; e < c->count; ++e) {
+    const long all = result_count(c);
+    for (long e = 0; e < all; ++e) {
+        /* an allgather's element e: element e % count of rank e / count */
+        const long own = c->coll == C_ALLGATHER && c->count > 0 ? e % c->count : e;
+        const int owner = c->coll == C_ALLGATHER && c->count > 0 ? (int) (e / c->count) : c->root;
         for (int j = 0; j < t->nmap; j += group) {
-            uint64_t u = (uint64_t) (e * t->nmap + j);
+            uint64_t u = (uint64_t) (own * t->nmap + j);
             for (int q = 0; q < group; ++q) pg[q] = t->map[j + q].prim;
-            if (c->coll == C_BCAST)
-                gen_value(c->key, c->root, u, pg[0], OP_NONE, want[0]);
+            if (c->coll == C_BCAST || c->coll == C_ALLGATHER)
+                gen_value(c->key, owner, u, pg[0], OP_NONE, want[0]);
             else
                 expected_group(c->key, c->c->size, u, pg, group, c->op, want);
             for (int q = 0; q < group; ++q) {
@@ -125,7 +145,7 @@ static long long check_values(const case_t *k, int i, const region_t *g, const c
             }
         }
     }
-    if (!quiet && bad) fprintf(stderr, "  %s: %lld wrong units of %ld\n", what, bad, (long) c->count * t->nmap);
+    if (!quiet && bad) fprintf(stderr, "  %s: %lld wrong units of %ld\n", what, bad, all * t->nmap);
     return bad;
 }
 
@@ -135,7 +155,7 @@ static long long check_result(const case_t *k, int i, const region_t *g, const c
     const call_t *c = &k->calls[i];
     long long bad = check_values(k, i, g, what, quiet);
     int budget = quiet ? 0 : 5;
-    long long holes = check_holes(c->t, c->count, g, RECV_SENTINEL, what, &budget);
+    long long holes = check_holes(c->t, result_count(c), g, RECV_SENTINEL, what, &budget);
     if (holes && !quiet) {
         if (!bad) report_header(k, "call %d: %s: bytes outside the typemap overwritten", k->calls[i].id, what);
         fprintf(stderr, "  %s: %lld bytes outside the typemap overwritten\n", what, holes);
