@@ -191,20 +191,32 @@ check "np 5, reduce and ireduce, reproducible: bitwise alike" 5 -- "$BIN/reduce_
 direct_calls "np 5, reproducible: none direct" 0
 
 # Allgather: a blocking call that the plan gives Bruck's exchanges (all blocks
-# below allgather_bruck_max_bytes, or on one node below allgather_direct_max_bytes)
-# runs them direct: recursive doubling on a power of two ranks (in the result buffer
-# where it is contiguous), Bruck's rotated blocks otherwise (in scratch, kept up to
-# 64 KiB, allocated per call above). ring_check checks every element and that holes
-# stay untouched, in place or not, with send and receive types that differ (ints
-# against a vector with holes); non-blocking calls take the engine's path.
+# below allgather_bruck_max_bytes, or on one node of a power of two ranks below
+# allgather_direct_max_bytes) runs them direct: recursive doubling on a power of two
+# ranks (in the result buffer where it is contiguous), Bruck's rotated blocks otherwise
+# (in scratch, kept up to 64 KiB, allocated per call above: Bruck forced). ring_check
+# checks every element and that holes stay untouched, in place or not, with send and
+# receive types that differ (ints against a vector with holes); non-blocking calls take
+# the engine's path.
 # agcalls: the blocking allgathers per rank ring_check made.
 agcalls() { sed -nE 's/.* ([0-9]+) blocking allgathers per rank/\1/p' "$LOG"; }
 AG=(--colls allgather --segsizes 0)
-for np in 2 3 4 5 7 8; do
+for np in 2 4 8; do
     check "np $np, allgather, every type, in place and not, 4 B-160 KB per rank" $np -- "$BIN/ring_check" \
         "${AG[@]}" --counts 1,7,300,20000
     direct_calls "np $np: every blocking allgather direct" "$(agcalls)"
 done
+for np in 3 5 7; do
+    check "np $np, allgather (Bruck's rotation), every type, in place and not, 4 B-2.4 KB per rank" $np -- \
+        "$BIN/ring_check" "${AG[@]}" --counts 1,7,300
+    direct_calls "np $np: every blocking allgather direct" "$(agcalls)"
+done
+check "np 5, 80-160 KB per rank: the ring (Bruck's rotation above allgather_bruck_max_bytes)" 5 -- \
+    "$BIN/ring_check" "${AG[@]}" --counts 20000
+direct_calls "np 5, above allgather_bruck_max_bytes: none direct" 0
+check "np 5, Bruck forced, 80-160 KB per rank (scratch per call)" 5 --mca coll_adapt2_allgather_algorithm bruck -- \
+    "$BIN/ring_check" "${AG[@]}" --counts 20000
+direct_calls "np 5, Bruck forced: every blocking allgather direct" "$(agcalls)"
 check "np 4, allgather_direct_max_bytes 0: 320 KB through the engine's ring" 4 \
     --mca coll_adapt2_allgather_direct_max_bytes 0 -- "$BIN/ring_check" "${AG[@]}" --types int --counts 20000
 direct_calls "np 4, allgather_direct_max_bytes 0: none direct" 0
@@ -218,7 +230,10 @@ check "np 4, allgather, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_pa
     "${AG[@]}" --counts 1,300
 direct_calls "np 4, allgather, direct path off: none direct" 0
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
-    check "np 5, pml ucx, allgather, every type" 5 $UCX_FLAGS -- "$BIN/ring_check" "${AG[@]}" --counts 1,300,20000
+    check "np 4, pml ucx, allgather, every type" 4 $UCX_FLAGS -- "$BIN/ring_check" "${AG[@]}" --counts 1,300,20000
+    direct_calls "np 4, pml ucx: every blocking allgather direct" "$(agcalls)"
+    check "np 5, pml ucx, allgather (Bruck's rotation), every type" 5 $UCX_FLAGS -- "$BIN/ring_check" "${AG[@]}" \
+        --counts 1,300
     direct_calls "np 5, pml ucx: every blocking allgather direct" "$(agcalls)"
 fi
 

@@ -47,8 +47,9 @@ expect_abort "reduce, direct path, send left behind (a leaf, 2000 B)" 4 "coll:ad
     -- "$BIN/reduce_check" --coll reduce --ops sum --types int --counts 500 --roots 3
 expect_abort "allgather, direct path (recursive doubling)" 4 "coll:adapt2: MPI_Allgather on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, allgather of [0-9]+ bytes on the direct path: exchange [12] of 2 \(posting the send\) with rank [12] failed with error -?[0-9]+.*aborting the job" 2 \
     -- "$BIN/ring_check" --colls allgather --types int --counts 7 --segsizes 0
-expect_abort "allgather, direct path (Bruck's, 300 KB: scratch per call)" 5 "coll:adapt2: MPI_Allgather on MPI_COMM_WORLD failed on world rank 0: rank 0 of 5, allgather of [0-9]+ bytes on the direct path: exchange [1-3] of 3 \(posting the send\) with rank [1-4] failed with error -?[0-9]+.*aborting the job" 3 \
-    -- "$BIN/ring_check" --colls allgather --types int --counts 15000 --segsizes 0
+expect_abort "allgather, direct path (Bruck's forced, 300 KB: scratch per call)" 5 "coll:adapt2: MPI_Allgather on MPI_COMM_WORLD failed on world rank 0: rank 0 of 5, allgather of [0-9]+ bytes on the direct path: exchange [1-3] of 3 \(posting the send\) with rank [1-4] failed with error -?[0-9]+.*aborting the job" 3 \
+    --mca coll_adapt2_allgather_algorithm bruck -- "$BIN/ring_check" --colls allgather --types int --counts 15000 \
+    --segsizes 0
 expect_abort "bcast, multi-level, struct with holes" 6 "$WHY 6, bcast .*$SEND" 5 \
     --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_cut" --counts 70000
 expect_abort "reduce, non-root" 4 "$WHY 4, reduce .*$SEND" 2 \

@@ -455,12 +455,15 @@ void test_allgather_rules(void **) {
     assert_true(plan_call(g, four_nodes).whole_down);
     g.recv.bytes = 1 << 16;
     assert_false(plan_call(g, four_nodes).whole_down);
-    // a blocking call with the direct path on: Bruck's exchanges (direct) up
-    // to allgather_direct_max_bytes, on one node only
+    // a blocking call with the direct path on: recursive doubling (direct)
+    // up to allgather_direct_max_bytes, on one node of a power of two ranks only
     s.direct_max_bytes = 8 << 20;
-    assert_int_equal(allgather_plan(s, 64 << 10), ADAPT2_ALLGATHER_BRUCK);
-    assert_int_equal(allgather_plan(s, (8 << 20) - 1), ADAPT2_ALLGATHER_BRUCK);
-    assert_int_equal(allgather_plan(s, 8 << 20), ADAPT2_ALLGATHER_RING);
+    const CallShape eight{8, 1}, six{6, 1};
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, eight), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, (8 << 20) - 1, nullptr, eight), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, 8 << 20, nullptr, eight), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, six), ADAPT2_ALLGATHER_RING);  // Bruck's rotation
+    assert_int_equal(allgather_plan(s, (64 << 10) - 1, nullptr, six), ADAPT2_ALLGATHER_BRUCK);
     assert_int_equal(allgather_plan(s, 2 << 20, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
     s.direct_max_bytes = 0;
     s.algorithm = ADAPT2_ALLGATHER_RING;

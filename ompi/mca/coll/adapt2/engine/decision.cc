@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
 #include "decision.h"
+
 #include "plan_call.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "allgather_plan.h"
 #include "completion_window.h"
 #include "segments.h"
 
@@ -373,9 +375,12 @@ namespace {
 // settings.multi_level_max_bytes with block placement, where the flat
 // ring's pipeline measured faster (with other placements the ring crosses
 // node links at every step); else Bruck's log2(p) exchanges below
-// settings.bruck_max_bytes, or on one node below settings.direct_max_bytes
-// where they run on the direct path (a blocking call: no schedule), the
-// ring from there. Non-blocking calls keep the ring from
+// settings.bruck_max_bytes, or on one node of a power of two ranks below
+// settings.direct_max_bytes where they run on the direct path (a blocking
+// call: recursive doubling in the result buffer, no schedule), the ring
+// from there. Bruck's rotated blocks (any other p) staged through scratch
+// took 1.18-1.47x the ring's time from 64 KiB per rank at np 3 and 6, so
+// those keep the ring above settings.bruck_max_bytes. Non-blocking calls keep the ring from
 // settings.bruck_max_bytes: against the engine's exchanges it took 0.84x
 // their time at np 4 and 1.34x at np 8 (4 KiB-1 MiB per rank), no clear
 // winner.
@@ -402,8 +407,10 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
         why = "auto, all blocks below allgather_bruck_max_bytes: Bruck";
         return ADAPT2_ALLGATHER_BRUCK;
     }
-    if (all_bytes < s.direct_max_bytes && shape.nodes <= 1) {
-        why = "auto, blocking on one node, all blocks below allgather_direct_max_bytes: Bruck's exchanges, direct";
+    if (all_bytes < s.direct_max_bytes && shape.nodes <= 1 && !allgather_rotates(shape.size)) {
+        why =
+            "auto, blocking on one node of a power of two ranks, all blocks below allgather_direct_max_bytes: "
+            "recursive doubling, direct";
         return ADAPT2_ALLGATHER_BRUCK;
     }
     why = "auto, from allgather_bruck_max_bytes (and allgather_direct_max_bytes): the ring";
