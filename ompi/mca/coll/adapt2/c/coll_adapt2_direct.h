@@ -53,7 +53,8 @@ mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_route(mca_coll_adapt2_module_t 
  * broadcast's packed bytes on a series whose PML mishandles derived types),
  * kept with the route and grown only when a larger size goes direct (at most
  * a few times 16 KiB for the reductions: engine/direct_route.cc; one segment
- * for a broadcast). NULL, with the failure reported and
+ * for a broadcast; 64 KiB for an allgather, whose larger calls allocate
+ * their own). NULL, with the failure reported and
  * *rc set, when there is no memory. */
 char *mca_coll_adapt2_direct_scratch(mca_coll_adapt2_direct_t *d, size_t bytes, ompi_communicator_t *comm, int *rc);
 

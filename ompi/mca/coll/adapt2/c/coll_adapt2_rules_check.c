@@ -138,8 +138,10 @@ void mca_coll_adapt2_rules_check_post(mca_coll_adapt2_module_t *module, ompi_com
     if (OMPI_SUCCESS != rc) {
         /* rank 0 with some receives posted compares what they bring (the
          * other ranks' messages stay unmatched) */
-        ADAPT2_VERBOSE(1, "(%s) the ranks' decision tables are not compared (posting a message: error %d)",
-                       comm->c_name, rc);
+        ADAPT2_VERBOSE(1,
+                       "(%s) rank %d of %d: the ranks' decision tables are not compared: posting the "
+                       "fingerprint's message %s rank %d failed with error %d",
+                       comm->c_name, rank, size, 0 == rank ? "from" : "to", 0 == rank ? c->nreqs + 1 : 0, rc);
         if (0 == c->nreqs) {
             free(c);
             return;

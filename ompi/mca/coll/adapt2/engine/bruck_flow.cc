@@ -22,7 +22,6 @@ BruckFlow::BruckFlow(Schedule &schedule, int id, const BruckArgs &a, BufferPool 
       rank_(a.rank),
       size_(a.size),
       tag_(a.tag),
-      exchanges_(exchanges(a.size)),
       block_(a.block_bytes),
       own_(a.own),
       result_(a.result),
@@ -32,6 +31,7 @@ BruckFlow::BruckFlow(Schedule &schedule, int id, const BruckArgs &a, BufferPool 
       in_place_(a.in_place),
       steps_(memory()) {
     plan_allgather(rank_, size_, [this](adapt2_direct_step_t x) { steps_.push_back(x); });
+    exchanges_ = static_cast<int>(steps_.size());  // exchanges(size), the tags reserved
     const size_t bytes = block_ * static_cast<size_t>(size_);
     if (in_result_) {
         work_ = result_.contig;

@@ -56,7 +56,7 @@ private:
     void post_sends();
     void deliver(int first_slot, int blocks);
 
-    int rank_, size_, tag_, exchanges_;
+    int rank_, size_, tag_, exchanges_ = 0;
     size_t block_;
     UserRange own_;
     adapt2_buffer_t result_;
