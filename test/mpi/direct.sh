@@ -5,7 +5,8 @@
 # (commutative ops) that the plan sends as one whole message with no hellos
 # (up to 256 B), or up to coll_adapt2_direct_detach_max (4 KiB) with their sends left behind,
 # run as plain point-to-point on the plan's tree; blocking allreduces that the plan runs by recursive
-# doubling run its exchanges the same way, and so do blocking allgathers of Bruck's plan. Each case
+# doubling run its exchanges the same way, and so do blocking allgathers of Bruck's plan and small
+# blocking reduce_scatter_blocks of commutative ops (recursive halving). Each case
 # checks every byte on every rank (the programs),
 # which calls took the direct path (the verbose line of each call at level
 # 20, or coll_adapt2_direct_calls) and which did not.
@@ -235,6 +236,38 @@ if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
     check "np 5, pml ucx, allgather (Bruck's rotation), every type" 5 $UCX_FLAGS -- "$BIN/ring_check" "${AG[@]}" \
         --counts 1,300
     direct_calls "np 5, pml ucx: every blocking allgather direct" "$(agcalls)"
+fi
+
+# Reduce_scatter_block: a blocking call of a commutative op (MPI_SUM, MPI_MAX and a
+# commutative user op), 16 KiB at most in all, that the plan runs by recursive halving
+# runs its exchanges direct (farthest partner first, the extra ranks of a p that is not
+# a power of two paired first); the non-commutative user ops, non-blocking calls, larger
+# calls and reproducible mode take the engine's path. ring_check checks every element,
+# in place and not, and that holes stay untouched (ints, doubles, a vector with holes).
+# rsbcalls: the blocking reduce_scatter_blocks of commutative ops per rank ring_check made.
+rsbcalls() { sed -nE 's/.* ([0-9]+) blocking reduce_scatter_blocks of commutative ops per rank/\1/p' "$LOG"; }
+RSB=(--colls rsb --segsizes 0)
+for np in 2 3 4 5 8; do
+    check "np $np, reduce_scatter_block, every type and op, in place and not, up to 800 B per rank" $np \
+        --mca mpi_param_check 0 -- "$BIN/ring_check" "${RSB[@]}" --counts 1,7,100
+    direct_calls "np $np: every blocking commutative reduce_scatter_block direct" "$(rsbcalls)"
+done
+check "np 6, 3 nodes of 2, reduce_scatter_block: direct across nodes" 6 --mca coll_adapt2_nodes block:2 \
+    --mca mpi_param_check 0 -- "$BIN/ring_check" "${RSB[@]}" --counts 1,100
+direct_calls "np 6, across nodes: every blocking commutative reduce_scatter_block direct" "$(rsbcalls)"
+check "np 4, reduce_scatter_block of 20-40 KB in all: through the engine" 4 -- "$BIN/ring_check" "${RSB[@]}" \
+    --types int,double --counts 1250
+direct_calls "np 4, above 16 KiB: none direct" 0
+check "np 4, reduce_scatter_block, reproducible: through the engine" 4 --mca coll_adapt2_reproducible 1 -- \
+    "$BIN/ring_check" "${RSB[@]}" --types int,double --counts 1,100
+direct_calls "np 4, reproducible: none direct" 0
+check "np 4, reduce_scatter_block, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_path 0 -- \
+    "$BIN/ring_check" "${RSB[@]}" --types int --counts 1,100
+direct_calls "np 4, reduce_scatter_block, direct path off: none direct" 0
+if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
+    check "np 5, pml ucx, reduce_scatter_block, every type and op" 5 $UCX_FLAGS --mca mpi_param_check 0 -- \
+        "$BIN/ring_check" "${RSB[@]}" --counts 1,100
+    direct_calls "np 5, pml ucx: every blocking commutative reduce_scatter_block direct" "$(rsbcalls)"
 fi
 
 # Multi-level (3 nodes of 2) with derived types with holes, sizes from the

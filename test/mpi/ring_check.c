@@ -171,6 +171,7 @@ typedef struct {
     int check_counters;        /* per case (single thread: no other calls in between) */
     long long ran_ag, ran_rsb; /* calls adapt2 must have run (counted when not per case) */
     long long blocking_ag;     /* blocking allgathers with data (test/mpi/direct.sh: which went direct) */
+    long long blocking_rsb;    /* blocking reduce_scatter_blocks of commutative ops with data (likewise) */
 } case_t;
 
 static long run_allgather(case_t *c)
@@ -359,6 +360,7 @@ static long long sweep(case_t *c, long long *cases)
                                         expect_calls("coll_adapt2_reduce_scatter_block_calls", before,
                                                      calls_expected(c, 1));
                                     c->ran_rsb += calls_expected(c, 1);
+                                    c->blocking_rsb += !c->nonblocking && c->count > 0 && c->op->commutative;
                                     ++*cases;
                                 }
                             }
@@ -441,6 +443,8 @@ int main(int argc, char **argv)
     if (o.threads == 1) {
         print_per_rank_range("ring_check", "direct calls", direct, MPI_COMM_WORLD);
         if (c.rank == 0) printf("ring_check: %lld blocking allgathers per rank\n", c.blocking_ag);
+        if (c.rank == 0)
+            printf("ring_check: %lld blocking reduce_scatter_blocks of commutative ops per rank\n", c.blocking_rsb);
     }
     if (c.rank == 0) printf("ring_check: np %d, %d thread(s), %lld cases: ok\n", c.size, o.threads, cases);
     MPI_Op_free(&ops[2].op);

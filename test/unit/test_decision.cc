@@ -3,11 +3,14 @@
 // The decision rules: what `auto` picks, and that forced choices are obeyed.
 #include <cmath>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "allgather_plan.h"
+#include "halving_plan.h"
 #include "cmocka_cxx.h"
 #include "decision.h"
 #include "param_defaults.h"
@@ -523,6 +526,66 @@ void test_allgather_exchanges(void **) {
     }
 }
 
+// The direct reduce-scatter's exchanges (halving_plan.h), run symbolically on
+// every rank of p = 1..40: each block holds how often each rank's data was
+// folded into it. Messages between two ranks match in order; a step posts its
+// send (its blocks as they are then) and completes once its receive has
+// arrived. Every rank finishes (no exchange waits for one never posted), each
+// message is received as many blocks, at the same block, as were sent, and
+// rank r ends with block r holding every rank's data exactly once.
+void test_reduce_scatter_exchanges(void **) {
+    for (int p = 1; p <= 40; ++p) {
+        using Blocks = std::vector<std::vector<int>>;  // block -> contributions per rank
+        struct Message {
+            int first;
+            Blocks blocks;
+        };
+        std::vector<std::vector<adapt2_direct_step_t>> steps(p);
+        std::vector<Blocks> data(p, Blocks(p, std::vector<int>(p, 0)));
+        for (int r = 0; r < p; ++r) {
+            plan_halving_scatter(r, p, [&](adapt2_direct_step_t x) { steps[r].push_back(x); });
+            assert_true(static_cast<int>(steps[r].size()) <= ADAPT2_DIRECT_MAX_STEPS);
+            for (int b = 0; b < p; ++b) data[r][b][r] = 1;
+        }
+        std::map<std::pair<int, int>, std::deque<Message>> wire;  // (from, to) -> messages in order
+        std::vector<size_t> at(p, 0);
+        std::vector<bool> posted(p, false);
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (int r = 0; r < p; ++r) {
+                if (at[r] == steps[r].size()) continue;
+                const adapt2_direct_step_t &x = steps[r][at[r]];
+                if (!posted[r] && x.send) {
+                    Message m{x.send_block, {}};
+                    for (int b = 0; b < x.blocks; ++b) m.blocks.push_back(data[r][x.send_block + b]);
+                    wire[{r, x.peer}].push_back(m);
+                }
+                posted[r] = true;
+                if (x.recv) {
+                    auto &queue = wire[{x.peer, r}];
+                    if (queue.empty()) continue;
+                    const Message m = queue.front();
+                    queue.pop_front();
+                    assert_int_equal(m.first, x.recv_block);
+                    assert_int_equal(static_cast<int>(m.blocks.size()), x.recv_blocks);
+                    for (int b = 0; b < x.recv_blocks; ++b) {
+                        std::vector<int> &into = data[r][x.recv_block + b];
+                        for (int q = 0; q < p; ++q) into[q] = x.fold ? into[q] + m.blocks[b][q] : m.blocks[b][q];
+                    }
+                }
+                ++at[r];
+                posted[r] = false;
+                progress = true;
+            }
+        }
+        for (int r = 0; r < p; ++r) {
+            assert_int_equal(at[r], steps[r].size());  // finished
+            for (int q = 0; q < p; ++q) assert_int_equal(data[r][r][q], 1);
+        }
+        for (const auto &link : wire) assert_true(link.second.empty());  // every message received
+    }
+}
+
 // A call of `collective` with the default tree settings, detaching allowed.
 adapt2_call_t plain_call(int collective, bool commutative = true) {
     adapt2_call_t call{};
@@ -913,6 +976,7 @@ int main() {
         cmocka_unit_test(test_forced_algorithms_keep_their_settings),
         cmocka_unit_test(test_reduce_rules),
         cmocka_unit_test(test_allgather_exchanges),
+        cmocka_unit_test(test_reduce_scatter_exchanges),
         cmocka_unit_test(test_allreduce_rules),
         cmocka_unit_test(test_algorithm_names_match_the_engine),
         cmocka_unit_test(test_node_level_rule),

@@ -409,9 +409,11 @@ void mca_coll_adapt2_engine_set_threads_may_race(int may_race);
 
 /* The direct path (engine/direct_route.cc): a blocking broadcast or reduce
  * that its plan sends as one whole message with no hellos, a blocking
- * allreduce that its plan runs by recursive doubling, or a small blocking
- * allgather that its plan runs by Bruck's exchanges, runs as plain
- * point-to-point in the C layer, on the route the plan gives. */
+ * allreduce that its plan runs by recursive doubling, a small blocking
+ * allgather that its plan runs by Bruck's exchanges, or a small blocking
+ * reduce_scatter_block (commutative op) that its plan runs by recursive
+ * halving, runs as plain point-to-point in the C layer, on the route the
+ * plan gives. */
 #define ADAPT2_DIRECT_MAX_STEPS 34
 /* One exchange of recursive doubling (engine/recdoubling_plan.h), or of an
  * allgather (engine/allgather_plan.h). */
@@ -422,8 +424,10 @@ typedef struct adapt2_direct_step {
     int fold;        /* combine it into the accumulator, lower ranks' data on the left */
     int into_result; /* the receive lands in the accumulator (the result handed back) */
     /* allgather: blocks [send_block, +blocks) go to `peer`, and as many
-     * arrive from `from` into [recv_block, +blocks) of the working buffer */
-    int from, send_block, recv_block, blocks;
+     * arrive from `from` into [recv_block, +blocks) of the working buffer;
+     * reduce_scatter_block: [send_block, +blocks) go to `peer`, and
+     * [recv_block, +recv_blocks) are folded with what arrives from it */
+    int from, send_block, recv_block, blocks, recv_blocks;
 } adapt2_direct_step_t;
 typedef struct adapt2_direct_route {
     /* bcast and reduce: the plan's tree (reduce: data flows up it) */

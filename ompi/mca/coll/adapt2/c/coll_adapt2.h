@@ -76,9 +76,10 @@ typedef struct mca_coll_adapt2_module_t {
     uint32_t cid;                         /* the communicator's context id (set with the engine) */
     bool rules_check_posted;              /* the ranks' decision tables are being or were compared */
     volatile int32_t rules_check_pending; /* ... and the comparison is in flight */
-#define ADAPT2_DIRECT_SLOTS 4
+#define ADAPT2_DIRECT_SLOTS 5
     struct mca_coll_adapt2_direct_t *direct[ADAPT2_DIRECT_SLOTS]; /* the direct path's last routes: bcast,
-                                                                   * allreduce, reduce, allgather
+                                                                   * allreduce, reduce, allgather,
+                                                                   * reduce_scatter_block
                                                                    * (coll_adapt2_direct.h) */
     struct mca_coll_adapt2_behind_t *behind; /* the direct path's sends left behind (coll_adapt2_behind.c) */
     mca_coll_adapt2_fallback_t previous;

@@ -36,6 +36,7 @@ static const struct {
     {ADAPT2_COLL_ALLREDUCE, "allreduce", "MPI_Allreduce"},
     {ADAPT2_COLL_REDUCE, "reduce", "MPI_Reduce"},
     {ADAPT2_COLL_ALLGATHER, "allgather", "MPI_Allgather"},
+    {ADAPT2_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block"},
 };
 
 /* Whether the collective has a root (bcast and reduce: their trees). */
@@ -202,6 +203,14 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adap
              peer, rc);
     mca_coll_adapt2_call_failed(comm, kDirect[slot_of(d->collective)].call, rc, why);
     return rc;
+}
+
+int mca_coll_adapt2_direct_exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
+                                           int step, const char *what, int peer)
+{
+    char where[96];
+    snprintf(where, sizeof where, "exchange %d of %d (%s) with", step + 1, d->route.steps, what);
+    return mca_coll_adapt2_direct_failed(comm, d, rc, where, peer);
 }
 
 /* ---- the reductions' data ------------------------------------------------ */

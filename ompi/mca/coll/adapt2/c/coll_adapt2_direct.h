@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026, the adapt2 authors. See LICENSE. */
 /*
- * The direct path's state, shared by its four collectives
+ * The direct path's state, shared by its five collectives
  * (coll_adapt2_direct.c: the route cache, the reductions' data and the
  * broadcast; coll_adapt2_direct_allreduce.c; coll_adapt2_direct_reduce.c;
- * coll_adapt2_direct_allgather.c).
+ * coll_adapt2_direct_allgather.c; coll_adapt2_direct_reduce_scatter.c).
  * The route is planned by the engine (engine/direct_route.cc) once per key
  * and kept in the module with the parameter values it was planned with.
  */
@@ -88,6 +88,11 @@ void mca_coll_adapt2_direct_take(const mca_coll_adapt2_direct_data_t *data, cons
 int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
                                   const char *what, int peer);
 
+/* mca_coll_adapt2_direct_failed for exchange `step` of the route (allreduce,
+ * allgather, reduce_scatter_block): `what` failed with `peer`. */
+int mca_coll_adapt2_direct_exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
+                                           int step, const char *what, int peer);
+
 typedef struct mca_coll_adapt2_behind_t mca_coll_adapt2_behind_t;
 /* The send-behind ring (coll_adapt2_behind.c). post: sends the message
  * (buf, count, dtype; `bytes` packed) to each of `peers` from a copy in the
@@ -124,5 +129,14 @@ bool mca_coll_adapt2_direct_allgather(const void *sbuf, int scount, ompi_datatyp
                                       ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                                       mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_describe_fn describe,
                                       const void *ctx, int *rc);
+
+/* The reduce-scatter's direct path (coll_adapt2_direct_reduce_scatter.c): a
+ * blocking reduce_scatter_block of a commutative op, at most 16 KiB in all,
+ * that the engine plans as recursive halving. As
+ * mca_coll_adapt2_direct_allreduce. */
+bool mca_coll_adapt2_direct_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype,
+                                                 ompi_op_t *op, ompi_communicator_t *comm,
+                                                 mca_coll_adapt2_module_t *module,
+                                                 mca_coll_adapt2_direct_describe_fn describe, const void *ctx, int *rc);
 
 #endif

@@ -58,14 +58,6 @@ static char *result_block(void *rbuf, int rcount, ompi_datatype_t *rdtype, int i
     return (char *) rbuf + (ptrdiff_t) i * rcount * extent;
 }
 
-static int exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, int step,
-                           const char *what, int peer)
-{
-    char where[96];
-    snprintf(where, sizeof where, "exchange %d of %d (%s) with", step + 1, d->route.steps, what);
-    return mca_coll_adapt2_direct_failed(comm, d, rc, where, peer);
-}
-
 static int run_exchanges(const mca_coll_adapt2_direct_t *d, const gathered_t *g, ompi_communicator_t *comm)
 {
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
@@ -76,7 +68,7 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const gathered_t *g,
         int rc = MCA_PML_CALL(
             irecv(g->work + (size_t) x->recv_block * g->block, bytes, MPI_BYTE, x->from, tag, comm, &reqs[0]));
         if (OMPI_SUCCESS != rc) {
-            return exchange_failed(comm, d, rc, i, "posting the receive", x->from);
+            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "posting the receive", x->from);
         }
         const char *data = 0 == i && g->own ? g->own : g->work + (size_t) x->send_block * g->block;
         rc = mca_coll_adapt2_pml_inject_failure()
@@ -84,14 +76,14 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const gathered_t *g,
                  : MCA_PML_CALL(isend(data, bytes, MPI_BYTE, x->peer, tag, MCA_PML_BASE_SEND_STANDARD, comm, &reqs[1]));
         if (OMPI_SUCCESS != rc) {
             (void) ompi_request_wait_all(1, reqs, MPI_STATUSES_IGNORE); /* the receive */
-            return exchange_failed(comm, d, rc, i, "posting the send", x->peer);
+            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "posting the send", x->peer);
         }
         if (0 == i && g->own) {
             memcpy(g->own_slot, g->own, g->block);
         }
         rc = ompi_request_wait_all(2, reqs, MPI_STATUSES_IGNORE);
         if (OMPI_SUCCESS != rc) {
-            return exchange_failed(comm, d, rc, i, "completing it", x->from);
+            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "completing it", x->from);
         }
     }
     return OMPI_SUCCESS;

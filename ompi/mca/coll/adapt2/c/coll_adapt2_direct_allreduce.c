@@ -25,14 +25,6 @@ typedef struct operands {
     const mca_coll_adapt2_direct_data_t *data;
 } operands_t;
 
-static int exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc, int step,
-                           const char *what)
-{
-    char where[96];
-    snprintf(where, sizeof where, "exchange %d of %d (%s) with", step + 1, d->route.steps, what);
-    return mca_coll_adapt2_direct_failed(comm, d, rc, where, d->route.step[step].peer);
-}
-
 /* acc = lower-ranked data op higher-ranked data, on both partners alike. */
 static void fold(const operands_t *o, int peer, int rank)
 {
@@ -68,11 +60,11 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
         }
         if (OMPI_SUCCESS != rc) {
             (void) ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
-            return exchange_failed(comm, d, rc, i, "posting it");
+            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "posting it", x->peer);
         }
         rc = ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
         if (OMPI_SUCCESS != rc) {
-            return exchange_failed(comm, d, rc, i, "completing it");
+            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "completing it", x->peer);
         }
         if (x->fold) {
             fold(o, x->peer, rank);

@@ -4,8 +4,9 @@
  * MPI_Allgather, MPI_Iallgather, MPI_Reduce_scatter_block and
  * MPI_Ireduce_scatter_block: check the parameters, describe the buffers and
  * hand the call to the engine's ring (engine/ring_collectives.cc) through its
- * one call description (a small blocking allgather may take the direct
- * path: coll_adapt2_direct_allgather.c). What adapt2 does not take goes to
+ * one call description (a small blocking allgather or reduce-scatter may
+ * take the direct path: coll_adapt2_direct_allgather.c,
+ * coll_adapt2_direct_reduce_scatter.c). What adapt2 does not take goes to
  * the previous component, with the reason at coll_adapt2_verbose 20.
  */
 #include <limits.h>
@@ -109,13 +110,33 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
     return rc;
 }
 
+/* The reduce-scatter's settings and facts, which the engine plans it by. */
+static void describe_reduce_scatter(adapt2_call_t *call, bool in_place, bool blocking, const ompi_op_t *op)
+{
+    memset(call, 0, sizeof *call);
+    call->collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
+    call->in_place = in_place;
+    ring_settings(call, ADAPT2_P_reduce_scatter_block_segment_size);
+    call->settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_reduce_scatter_block_algorithm);
+    call->settings.halving_max_bytes = (size_t) ADAPT2_LONG(reduce_scatter_block_halving_max_bytes);
+    call->settings.reproducible = ADAPT2_INT(reproducible);
+    mca_coll_adapt2_call_facts(&call->facts, ADAPT2_STRING(reduce_scatter_block_algorithm), blocking,
+                               !ompi_op_is_intrinsic((ompi_op_t *) op));
+}
+
+/* The direct path's description of a blocking reduce-scatter (`op`: its
+ * op): in place, as the route is planned by all p blocks. */
+static void describe_reduce_scatter_for_direct(const void *op, adapt2_call_t *call)
+{
+    describe_reduce_scatter(call, true, true, (const ompi_op_t *) op);
+}
+
 static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype, ompi_op_t *op,
                                       ompi_communicator_t *comm, mca_coll_adapt2_module_t *module, bool blocking,
                                       mca_coll_adapt2_request_t **out, const char **why)
 {
     const int size = ompi_comm_size(comm);
     const bool in_place = MPI_IN_PLACE == sbuf;
-    const char *value = ADAPT2_STRING(reduce_scatter_block_algorithm);
     if ((long) rcount * size > INT_MAX) {
         *why = "the send buffer holds more than INT_MAX elements";
         return OMPI_ERR_NOT_SUPPORTED;
@@ -125,13 +146,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         return OMPI_ERR_NOT_SUPPORTED;
     }
     adapt2_call_t call;
-    memset(&call, 0, sizeof call);
-    call.collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
-    call.in_place = in_place;
-    ring_settings(&call, ADAPT2_P_reduce_scatter_block_segment_size);
-    call.settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_reduce_scatter_block_algorithm);
-    call.settings.halving_max_bytes = (size_t) ADAPT2_LONG(reduce_scatter_block_halving_max_bytes);
-    mca_coll_adapt2_call_facts(&call.facts, value, blocking, !ompi_op_is_intrinsic(op));
+    describe_reduce_scatter(&call, in_place, blocking, op);
     if (mca_coll_adapt2_hands_on_early(module, comm, &call,
                                        mca_coll_adapt2_packed_bytes(dtype, (size_t) rcount * (size_t) size), why)) {
         return OMPI_ERR_NOT_SUPPORTED;
@@ -203,6 +218,11 @@ int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcoun
                                          mca_coll_base_module_t *base)
 {
     mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    int rc;
+    if (mca_coll_adapt2_direct_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m,
+                                                    describe_reduce_scatter_for_direct, op, &rc)) {
+        return rc;
+    }
     ADAPT2_RING_RUN(
         m, comm, "reduce_scatter_block",
         start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, true, &req_, &why_),

@@ -14,7 +14,9 @@
 // the engine's path would use and every rank, planning alike, takes the
 // same path. So does a blocking allgather that its plan runs by
 // Bruck's exchanges (allgather_plan.h: recursive doubling where p is a power
-// of two, which takes as many exchanges with no rotation).
+// of two, which takes as many exchanges with no rotation), and a small
+// blocking reduce_scatter_block of a commutative op that its plan runs by
+// recursive halving (halving_plan.h).
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "allgather_plan.h"
 #include "comm.h"
 #include "detach.h"
+#include "halving_plan.h"
 #include "plan_call.h"
 #include "recdoubling_plan.h"
 #include "segments.h"
@@ -88,13 +91,20 @@ const char *not_direct_because(const Comm &comm, const adapt2_call_t &call, cons
         if (plan.algorithm != ADAPT2_ALLGATHER_BRUCK) return "not Bruck's";
         return bytes <= INT_MAX ? nullptr : "above INT_MAX bytes (the PML's count)";
     }
+    if (call.collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK) {  // bytes: all p blocks
+        if (plan.algorithm != ADAPT2_REDUCE_SCATTER_HALVING) return "not recursive halving";
+        // the direct halving folds in the order its exchanges bring the data
+        if (!call.reduction.commutative) return "non-commutative op (the engine folds in rank order)";
+        if (call.settings.reproducible) return "reproducible (the engine's order)";
+        return bytes <= kDirectMaxBytes ? nullptr : "above the direct path's 16 KiB";
+    }
     if (call.collective == ADAPT2_COLL_REDUCE) {
         // the direct reduce combines in its own fixed order
         if (!call.reduction.commutative) return "non-commutative op (the engine combines in rank order)";
         if (call.settings.reproducible) return "reproducible (the engine's order)";
         if (bytes > kDirectMaxBytes) return "above the direct path's 16 KiB";
     } else if (call.collective != ADAPT2_COLL_BCAST) {
-        return "not a broadcast, reduce, allreduce or allgather";
+        return "not a broadcast, reduce, allreduce, allgather or reduce_scatter_block";
     }
     if (Segments(bytes, plan.tree.segment_bytes).count() != 1) return "more than one segment";
     if (may_detach(plan.settings.tree, bytes) && bytes > leave_behind_max(comm, plan.settings.tree)) {
@@ -161,6 +171,21 @@ void allgather_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route
              route->rotated ? "Bruck's" : "recursive doubling", route->steps, plan.algorithm_rule);
 }
 
+void reduce_scatter_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
+    route->steps = 0;
+    route->leave_behind = 0;
+    route->sends = 0;
+    route->remote_sends = 0;
+    plan_halving_scatter(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
+        if (route->steps >= ADAPT2_DIRECT_MAX_STEPS) throw std::length_error("recursive halving: too many steps");
+        route->step[route->steps++] = x;
+        route->sends += x.send ? 1 : 0;
+        route->remote_sends += x.send && comm.is_remote(x.peer) ? 1 : 0;
+    });
+    snprintf(route->plan, sizeof route->plan, "recursive halving, %d exchanges (rule: %s)", route->steps,
+             plan.algorithm_rule);
+}
+
 }  // namespace
 
 }  // namespace adapt2
@@ -179,6 +204,8 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
             exchange_route(*comm, plan, route);
         } else if (call->collective == ADAPT2_COLL_ALLGATHER) {
             allgather_route(*comm, plan, route);
+        } else if (call->collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK) {
+            reduce_scatter_route(*comm, plan, route);
         } else {
             tree_route(*comm, plan, call->collective, call->root, call->recv.bytes, route);
         }
@@ -195,15 +222,18 @@ extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_
     auto *comm = reinterpret_cast<Comm *>(engine_comm);
     count(static_cast<Counter>(collective), 1);  // a collective's calls counter has its number
     count(Counter::direct_calls, 1);
-    // each message is the whole message, but an allgather's is some blocks
+    // each message is the whole message, but an allgather's or a
+    // reduce-scatter's is some of the p blocks
     uint64_t bytes = message_bytes * static_cast<uint64_t>(route->sends);
     uint64_t remote_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
-    if (collective == ADAPT2_COLL_ALLGATHER) {  // p - 1 blocks in all, by either plan
+    if (collective == ADAPT2_COLL_ALLGATHER || collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK) {
         const uint64_t block = message_bytes / static_cast<uint64_t>(comm->size());
-        bytes = block * static_cast<uint64_t>(comm->size() - 1);
-        remote_bytes = 0;
-        for (int i = 0; i < route->steps && route->remote_sends > 0; ++i) {
-            remote_bytes += comm->is_remote(route->step[i].peer) ? block * route->step[i].blocks : 0;
+        bytes = remote_bytes = 0;
+        for (int i = 0; i < route->steps; ++i) {
+            const adapt2_direct_step_t &x = route->step[i];
+            const uint64_t sent = x.send ? block * static_cast<uint64_t>(x.blocks) : 0;
+            bytes += sent;
+            remote_bytes += comm->is_remote(x.peer) ? sent : 0;
         }
     }
     if (route->sends > 0) {
