@@ -58,6 +58,7 @@ Adapt2Config default_adapt2_config(CollKind kind, size_t bytes, bool oversubscri
     c.allreduce.ring_max_bytes = d::allreduce_ring_max_bytes;
     c.allreduce.recdoubling_max_bytes = d::allreduce_recdoubling_max_bytes;
     c.allreduce.recdoubling_max_ranks = static_cast<int>(d::allreduce_recdoubling_max_ranks);
+    c.allreduce.recdoubling_few_ranks_max_bytes = d::allreduce_recdoubling_few_ranks_max_bytes;
     c.allreduce.rabenseifner_min_bytes = d::allreduce_rabenseifner_min_bytes;
     c.allreduce.rabenseifner_max_bytes = d::allreduce_rabenseifner_max_bytes;
     c.allreduce.reproducible = d::reproducible;

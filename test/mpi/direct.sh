@@ -109,8 +109,8 @@ if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
         "$BIN/bcast_check" -t int,struct -s 1,64 -r all
 fi
 
-# Allreduce: recursive doubling (auto on 2, 4 and 8 ranks below 512 B, on 2
-# up to 16 KiB here; forced on 3, 6 and 8 ranks: the pairing of the extra
+# Allreduce: recursive doubling (auto on 2, 4 and 8 ranks below 512 B, on 4 below
+# 8 KiB, on 2 up to 16 KiB here; forced on 3, 6 and 8 ranks: the pairing of the extra
 # ranks). reduce_check checks
 # every element against the rank-order result; with --random the blocking
 # (direct) and non-blocking (engine) calls must agree bit for bit.
@@ -129,10 +129,11 @@ for np in 3 6 8; do
     direct_calls "np $np, forced: the blocking calls direct" "$(rcalls 2)"
 done
 # Derived types with holes: the rank packs its data and goes direct all the
-# same (ranks may describe one call's data differently: layouts.sh). Up to
-# 504 B direct, 512 B and more through the engine (Open MPI 4.1.4 rejects
-# MPI_SUM on derived types unless parameter checks are off).
-check "np 4, allreduce of derived types with holes, packed" 4 $V20 --mca mpi_param_check 0 -- \
+# same (ranks may describe one call's data differently: layouts.sh). On 8
+# ranks below 512 B direct (allreduce_recdoubling_max_bytes), 512 B and more
+# through the engine; on 4 ranks below 8 KiB (allreduce_recdoubling_few_ranks_max_bytes)
+# (Open MPI 4.1.4 rejects MPI_SUM on derived types unless parameter checks are off).
+check "np 8, allreduce of derived types with holes, packed" 8 $V20 --mca mpi_param_check 0 -- \
     "$BIN/reduce_check" --coll allreduce --types vector:int,indexed:double,resized:int --ops sum,max \
     --sizes 8,256,512,4096 --inplace=both
 # split_at BYTES: every allreduce below BYTES went direct, none from BYTES
@@ -150,6 +151,10 @@ split_at() {
     fi
 }
 split_at 512
+check "np 4, allreduce of derived types with holes, packed" 4 $V20 --mca mpi_param_check 0 -- \
+    "$BIN/reduce_check" --coll allreduce --types vector:int,indexed:double,resized:int --ops sum,max \
+    --sizes 8,256,4096,8192,12000 --inplace=both
+split_at 8192
 check "np 6, allreduce (auto: the tree)" 6 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
 direct_calls "np 6: none direct" 0
 check "np 4, allreduce, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_path 0 -- \

@@ -170,6 +170,8 @@ void params_apply(const params_t *p)
     adapt2_set_long("coll_adapt2_allreduce_ring_min_bytes", p->ring_min);
     adapt2_set_long("coll_adapt2_allreduce_ring_max_bytes", p->ring_max);
     adapt2_set_long("coll_adapt2_allreduce_recdoubling_max_bytes", p->recdoubling_max);
+    /* one threshold on every rank count, as before the 4-rank one */
+    adapt2_set_long("coll_adapt2_allreduce_recdoubling_few_ranks_max_bytes", p->recdoubling_max);
     /* recursive doubling at every rank count the size allows, as before the
      * rank limit: the fuzzer covers its non-power-of-two exchanges */
     adapt2_set_int("coll_adapt2_allreduce_recdoubling_max_ranks", 1 << 20);
@@ -204,7 +206,8 @@ void params_describe(const params_t *p, char *out, size_t n)
         "send_window=%d bcast_fanout=%d bcast_radix=%d bcast_chains=%d detach_min_message=%ld detach_max_message=%ld "
         "detach_await_min_bytes=%ld detach_grace_us=%d allreduce_ring_min_bytes=%ld "
         "allreduce_ring_max_bytes=%ld allreduce_recdoubling_max_bytes=%ld "
-        "allreduce_recdoubling_max_ranks=1048576 reproducible=%d topology=%d node_message_cost=%ld "
+        "allreduce_recdoubling_few_ranks_max_bytes=(the same) allreduce_recdoubling_max_ranks=1048576 reproducible=%d "
+        "topology=%d node_message_cost=%ld "
         "single_copy=%s pool_max_bytes=%ld detach_max_bytes=%ld (last two: new communicators only)",
         p->bcast_alg, p->reduce_alg, p->allreduce_alg, p->node_alg, p->bcast_seg, p->reduce_seg, p->allreduce_seg,
         p->topo_seg, p->node_seg, p->numa_seg, p->recv_window, p->send_window, p->fanout, p->radix, p->chains,

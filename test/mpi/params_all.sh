@@ -104,6 +104,7 @@ allreduce_rabenseifner_min_bytes  range
 allreduce_rabenseifner_max_bytes  range
 allreduce_recdoubling_max_bytes   range
 allreduce_recdoubling_max_ranks   range
+allreduce_recdoubling_few_ranks_max_bytes range
 allgather_algorithm               names                  ring
 allgather_bruck_max_bytes         range                  ring
 allgather_direct_max_bytes        range                  ring

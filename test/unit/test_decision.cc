@@ -252,6 +252,24 @@ void test_allreduce_rules(void **) {
     s.recdoubling_max_ranks = 8;
     assert_int_equal(choose_allreduce(s, 64, 8, true), ADAPT2_ALLREDUCE_RECDOUBLING);
     assert_int_equal(choose_allreduce(s, 64, 6, true), ADAPT2_ALLREDUCE_TREE);
+    // 4 ranks, blocking: recursive doubling up to its own maximum (not non-blocking, not on 8
+    // ranks), off with the general one
+    s.recdoubling_max_bytes = 512;
+    s.recdoubling_few_ranks_max_bytes = 8 << 10;
+    assert_int_equal(choose_allreduce(s, 4 << 10, 4, true), ADAPT2_ALLREDUCE_TREE);  // non-blocking
+    s.tree.blocking = 1;
+    s.reproducible = 1;  // blocking and non-blocking alike
+    assert_int_equal(choose_allreduce(s, 4 << 10, 4, true), ADAPT2_ALLREDUCE_TREE);
+    s.reproducible = 0;
+    assert_int_equal(choose_allreduce(s, (8 << 10) - 4, 4, false), ADAPT2_ALLREDUCE_RECDOUBLING);
+    assert_int_equal(choose_allreduce(s, 8 << 10, 4, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(choose_allreduce(s, 4 << 10, 8, true), ADAPT2_ALLREDUCE_TREE);
+    assert_int_equal(choose_allreduce(s, 256, 8, true), ADAPT2_ALLREDUCE_RECDOUBLING);
+    s.recdoubling_max_bytes = 0;
+    assert_int_equal(choose_allreduce(s, 64, 4, true), ADAPT2_ALLREDUCE_TREE);
+    s.recdoubling_few_ranks_max_bytes = 0;
+    s.tree.blocking = 0;
+    s.recdoubling_max_bytes = 16 << 10;
     s.recdoubling_max_ranks = 4;
     assert_int_equal(pick((16 << 10) - 4, true), ADAPT2_ALLREDUCE_RECDOUBLING);
     assert_int_equal(pick((16 << 10) - 4, false), ADAPT2_ALLREDUCE_RECDOUBLING);  // by rank order

@@ -176,8 +176,9 @@ typedef struct adapt2_allreduce_settings {
                               adapt2_allgather_algorithm_t or adapt2_reduce_scatter_algorithm_t */
     size_t ring_min_bytes; /* allreduce auto: the ring for messages in [min, max) bytes */
     size_t ring_max_bytes;
-    size_t recdoubling_max_bytes;  /* allreduce auto: recursive doubling below this size ... */
-    int recdoubling_max_ranks;     /* ... on power-of-two communicators up to this size */
+    size_t recdoubling_max_bytes;           /* allreduce auto: recursive doubling below this size ... */
+    int recdoubling_max_ranks;              /* ... on power-of-two communicators up to this size */
+    size_t recdoubling_few_ranks_max_bytes; /* ... on one node of 4 ranks, below this size instead */
     size_t rabenseifner_min_bytes; /* allreduce auto: Rabenseifner's in [min, max) (one node: below the ring) */
     size_t rabenseifner_max_bytes;
     size_t bruck_max_bytes;       /* allgather auto: Bruck while all p blocks are below this size */

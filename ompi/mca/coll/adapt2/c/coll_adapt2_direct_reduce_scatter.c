@@ -91,8 +91,8 @@ bool mca_coll_adapt2_direct_reduce_scatter_block(const void *sbuf, void *rbuf, i
         return false;
     }
     mca_coll_adapt2_direct_data_t data;
-    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(
-        module, comm, ADAPT2_COLL_REDUCE_SCATTER_BLOCK, 0, rcount * size, dtype, op, describe, ctx, &data);
+    mca_coll_adapt2_direct_t *d = mca_coll_adapt2_direct_reduction(module, comm, ADAPT2_COLL_REDUCE_SCATTER_BLOCK, 0,
+                                                                   rcount * size, dtype, op, describe, ctx, &data);
     if (NULL == d) {
         return false;
     }
@@ -100,8 +100,8 @@ bool mca_coll_adapt2_direct_reduce_scatter_block(const void *sbuf, void *rbuf, i
     if (NULL == scratch) {
         return true;
     }
-    const halving_t h = {scratch - data.lb, scratch + data.bytes - data.lb, data.bytes / (size_t) size,
-                         data.units / size, op, &data};
+    const halving_t h = {
+        scratch - data.lb, scratch + data.bytes - data.lb, data.bytes / (size_t) size, data.units / size, op, &data};
     mca_coll_adapt2_direct_take(&data, MPI_IN_PLACE == sbuf ? rbuf : sbuf, rcount * size, dtype, h.work);
     *rc = run_exchanges(d, &h, comm);
     if (OMPI_SUCCESS == *rc) { /* in place too, the result is the first block of rbuf */

@@ -201,6 +201,7 @@ static void describe_call(const reduction_call_t *call, adapt2_call_t *out)
         s->ring_max_bytes = (size_t) ADAPT2_LONG(allreduce_ring_max_bytes);
         s->recdoubling_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_max_bytes);
         s->recdoubling_max_ranks = ADAPT2_INT(allreduce_recdoubling_max_ranks);
+        s->recdoubling_few_ranks_max_bytes = (size_t) ADAPT2_LONG(allreduce_recdoubling_few_ranks_max_bytes);
         s->rabenseifner_min_bytes = (size_t) ADAPT2_LONG(allreduce_rabenseifner_min_bytes);
         s->rabenseifner_max_bytes = (size_t) ADAPT2_LONG(allreduce_rabenseifner_max_bytes);
     }

@@ -327,6 +327,20 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     if (bytes < s.recdoubling_max_bytes && power_of_two && comm_size <= s.recdoubling_max_ranks) {
         return ADAPT2_ALLREDUCE_RECDOUBLING;
     }
+    // Four ranks, blocking (the direct path): two exchanges of the whole
+    // message, where the fused tree's root receives three and sends three in
+    // turn, so the last rank has the result sooner. Measured on one host (np
+    // 4, 512 B-4 KiB, docs/measurements.md, "Allreduce on 4 ranks"): the last
+    // rank's time 0.55-0.91x the tree's in three runs, the mean over ranks
+    // 0.75-1.16x; the tree faster at 8 KiB. Non-blocking calls (the
+    // engine's flow) were no faster; on 8 ranks of the same 2-core machine
+    // the tree stayed faster from 512 B. Not in reproducible mode, whose
+    // blocking and non-blocking calls must agree bit for bit.
+    why = "auto, blocking on 4 ranks below allreduce_recdoubling_few_ranks_max_bytes: recursive doubling";
+    const bool few_ranks_size = bytes < s.recdoubling_few_ranks_max_bytes && s.recdoubling_max_bytes > 0;
+    if (comm_size == 4 && s.tree.blocking && !s.reproducible && few_ranks_size) {
+        return ADAPT2_ALLREDUCE_RECDOUBLING;
+    }
     // Two ranks: one exchange, where the tree sends the message twice in
     // turn (measured 0.7-0.9x the tree's time at 512 B-512 KiB; docs/design.md).
     why = "auto, 2 ranks below allreduce_ring_min_bytes: recursive doubling (one exchange)";
