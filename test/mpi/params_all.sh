@@ -108,6 +108,7 @@ allreduce_recdoubling_few_ranks_max_bytes range
 allgather_algorithm               names                  ring
 allgather_bruck_max_bytes         range                  ring
 allgather_direct_max_bytes        range                  ring
+allgather_linear_max_bytes        range                  ring
 allgather_multi_level_max_bytes   range                  ring
 allgather_multi_level_pipeline_min_bytes range         ring
 allgather_segment_size            range                  ring

@@ -14,6 +14,15 @@ check "np 5, allgather ring forced, every type" 5 --mca coll_adapt2_allgather_al
     "$BIN/ring_check" --colls allgather --segsizes 0,100 --counts 1,7,1000
 check "np 7, allgather Bruck forced, every type, large too" 7 --mca coll_adapt2_allgather_algorithm bruck -- \
     "$BIN/ring_check" --colls allgather --segsizes 0 --counts 0,1,7,1000,$((40000 / BIG_DIV))
+# The linear exchange: auto from allgather_bruck_max_bytes (all blocks) on one node of at most
+# 8 ranks while each block is below allgather_linear_max_bytes, where the direct path's
+# recursive doubling does not run (non-blocking calls, p not a power of two); forced at np 6.
+check "np 6, allgather linear forced, every type, large too" 6 --mca coll_adapt2_allgather_algorithm linear -- \
+    "$BIN/ring_check" --colls allgather --segsizes 0 --counts 0,1,7,1000,$((40000 / BIG_DIV))
+expect_output "np 4, auto: non-blocking allgathers of 80-160 KB per rank linear (2 types x 2 x depth 3)" \
+    "allgather of [0-9]+ bytes: linear" 48 4 --mca coll_adapt2_verbose 20 -- "$BIN/ring_check" --colls allgather \
+    --types int,vec --counts 20000 --segsizes 0
+also_expect "np 4, auto: none of them ran the ring" "allgather of [0-9]+ bytes: ring" 0
 # reduce_scatter_block: auto takes recursive halving below
 # reduce_scatter_block_halving_max_bytes and for non-commutative ops (first,
 # affine); force each algorithm, p a power of two and not

@@ -362,7 +362,8 @@ void test_algorithm_names_match_the_engine(void **) {
     assert_int_equal(position(allgather, "ring"), ADAPT2_ALLGATHER_RING);
     assert_int_equal(position(allgather, "bruck"), ADAPT2_ALLGATHER_BRUCK);
     assert_int_equal(position(allgather, "multi_level"), ADAPT2_ALLGATHER_MULTI_LEVEL);
-    assert_int_equal(position(allgather, "previous"), ADAPT2_ALLGATHER_MULTI_LEVEL + 1);
+    assert_int_equal(position(allgather, "linear"), ADAPT2_ALLGATHER_LINEAR);
+    assert_int_equal(position(allgather, "previous"), ADAPT2_ALLGATHER_LINEAR + 1);
     const char *rsb = defaults::reduce_scatter_block_algorithm_names;
     assert_int_equal(position(rsb, "ring"), ADAPT2_REDUCE_SCATTER_RING);
     assert_int_equal(position(rsb, "recursive_halving"), ADAPT2_REDUCE_SCATTER_HALVING);
@@ -486,7 +487,24 @@ void test_allgather_rules(void **) {
     assert_int_equal(allgather_plan(s, 64 << 10, nullptr, six), ADAPT2_ALLGATHER_RING);  // Bruck's rotation
     assert_int_equal(allgather_plan(s, (64 << 10) - 1, nullptr, six), ADAPT2_ALLGATHER_BRUCK);
     assert_int_equal(allgather_plan(s, 2 << 20, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
-    s.direct_max_bytes = 0;
+    // the linear exchange from allgather_bruck_max_bytes (all blocks) while each block is below
+    // allgather_linear_max_bytes, on one node of at most 8 ranks, where the direct path's
+    // recursive doubling does not run
+    s.linear_max_bytes = 1 << 20;
+    const CallShape nine{9, 1};
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, six), ADAPT2_ALLGATHER_LINEAR);
+    assert_int_equal(allgather_plan(s, 6 * ((1 << 20) - 1), nullptr, six), ADAPT2_ALLGATHER_LINEAR);
+    assert_int_equal(allgather_plan(s, 6 << 20, nullptr, six), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, (64 << 10) - 1, nullptr, six), ADAPT2_ALLGATHER_BRUCK);
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, eight), ADAPT2_ALLGATHER_BRUCK);  // direct
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, nine), ADAPT2_ALLGATHER_RING);
+    assert_int_equal(allgather_plan(s, 2 << 20, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
+    s.direct_max_bytes = 0;  // a non-blocking call
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, eight), ADAPT2_ALLGATHER_LINEAR);
+    s.linear_max_bytes = 0;
+    assert_int_equal(allgather_plan(s, 64 << 10, nullptr, eight), ADAPT2_ALLGATHER_RING);
+    s.algorithm = ADAPT2_ALLGATHER_LINEAR;
+    assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_LINEAR);
     s.algorithm = ADAPT2_ALLGATHER_RING;
     assert_int_equal(allgather_plan(s, 8, nullptr, four_nodes), ADAPT2_ALLGATHER_RING);
     s.algorithm = ADAPT2_ALLGATHER_BRUCK;

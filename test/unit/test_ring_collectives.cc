@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Copyright (c) 2026, the adapt2 authors. See LICENSE.
-// Allgather (ring, Bruck and multi-level) and Reduce_scatter_block over the fake network, under many
+// Allgather (ring, Bruck, linear and multi-level) and Reduce_scatter_block over the fake network, under many
 // completion orders: every byte of every rank's result, for any p, block
 // sizes down to empty, segments smaller than a block or none, narrow and
 // wide windows, contiguous or strided (non-contiguous) send and receive
@@ -212,6 +212,10 @@ void test_bruck_allgather(void **) {
     std::printf("# %ld Bruck allgathers checked\n", sweep(ADAPT2_COLL_ALLGATHER, ADAPT2_ALLGATHER_BRUCK));
 }
 
+void test_linear_allgather(void **) {
+    std::printf("# %ld linear allgathers checked\n", sweep(ADAPT2_COLL_ALLGATHER, ADAPT2_ALLGATHER_LINEAR));
+}
+
 // Placements of p ranks on nodes: one node, nodes of 2 in blocks, 3 nodes
 // round-robin, uneven nodes with ids out of order, one rank per node.
 std::vector<std::vector<int>> placements(int p) {
@@ -359,6 +363,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_bruck_allgather),
+        cmocka_unit_test(test_linear_allgather),
         cmocka_unit_test(test_multi_level_allgather),
         cmocka_unit_test(test_reduce_scatter_block),
         cmocka_unit_test(test_halving_reduce_scatter_block),

@@ -161,6 +161,7 @@ typedef enum adapt2_allgather_algorithm {
     ADAPT2_ALLGATHER_RING,        /* p - 1 steps around a ring, pipelined by segments */
     ADAPT2_ALLGATHER_BRUCK,       /* ceil(log2 p) exchanges of doubling runs of blocks */
     ADAPT2_ALLGATHER_MULTI_LEVEL, /* blocks to node leaders, bundles around their ring, then down */
+    ADAPT2_ALLGATHER_LINEAR,      /* every rank's block to every rank at once (p - 1 exchanges) */
 } adapt2_allgather_algorithm_t;
 
 /* In the order of the names of its MCA enum in params.def (then `previous`). */
@@ -185,6 +186,7 @@ typedef struct adapt2_allreduce_settings {
     size_t direct_max_bytes;      /* allgather auto, blocking and the direct path on (else 0): Bruck's
                                      exchanges, direct, below this size, from bruck_max_bytes too */
     size_t multi_level_max_bytes; /* allgather auto across nodes: multi-level below this size */
+    size_t linear_max_bytes;      /* allgather auto on one node of few ranks: linear below this size */
     size_t pipeline_min_bytes;    /* multi-level allgather: bundles go down as they land from this size */
     size_t halving_max_bytes;     /* reduce_scatter_block auto: recursive halving for blocks below this */
     int reproducible;

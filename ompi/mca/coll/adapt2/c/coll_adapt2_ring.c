@@ -57,6 +57,7 @@ static void describe_allgather(adapt2_call_t *call, const mca_coll_adapt2_module
     const size_t direct_max = (size_t) ADAPT2_LONG(allgather_direct_max_bytes);
     call->settings.direct_max_bytes = blocking && mca_coll_adapt2_direct_available(module) ? direct_max : 0;
     call->settings.multi_level_max_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_max_bytes);
+    call->settings.linear_max_bytes = (size_t) ADAPT2_LONG(allgather_linear_max_bytes);
     call->settings.pipeline_min_bytes = (size_t) ADAPT2_LONG(allgather_multi_level_pipeline_min_bytes);
 }
 

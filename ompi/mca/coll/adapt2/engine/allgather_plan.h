@@ -18,6 +18,10 @@
 //
 // Either way the first exchange sends only the rank's own block (the direct
 // path sends it from the user's send buffer while it copies it into place).
+//
+// The linear exchange (plan_allgather_linear) is p - 1 exchanges that carry
+// only the rank's own block, so none waits for another: exchange k sends it to
+// rank r + k and receives rank r - k's into its place, in rank order.
 #ifndef ADAPT2_ENGINE_ALLGATHER_PLAN_H
 #define ADAPT2_ENGINE_ALLGATHER_PLAN_H
 
@@ -48,6 +52,22 @@ void plan_allgather(int rank, int size, Push push) {
             x.send_block = rank & ~(distance - 1);
             x.recv_block = x.peer & ~(distance - 1);
         }
+        push(x);
+    }
+}
+
+// The linear exchange: push(adapt2_direct_step_t) for each of `rank`'s p - 1
+// exchanges; every one sends the own block, so all may go at once.
+template <class Push>
+void plan_allgather_linear(int rank, int size, Push push) {
+    for (int k = 1; k < size; ++k) {
+        adapt2_direct_step_t x{};
+        x.send = x.recv = 1;
+        x.peer = (rank + k) % size;
+        x.from = (rank - k + size) % size;
+        x.blocks = 1;
+        x.send_block = rank;
+        x.recv_block = x.from;
         push(x);
     }
 }

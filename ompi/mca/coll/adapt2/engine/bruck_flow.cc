@@ -26,12 +26,18 @@ BruckFlow::BruckFlow(Schedule &schedule, int id, const BruckArgs &a, BufferPool 
       own_(a.own),
       result_(a.result),
       pool_(pool),
-      rotated_(allgather_rotates(a.size)),
+      linear_(a.linear),
+      rotated_(!a.linear && allgather_rotates(a.size)),
       in_result_(!rotated_ && a.result.contig != nullptr && !a.result.on_device),
       in_place_(a.in_place),
       steps_(memory()) {
-    plan_allgather(rank_, size_, [this](adapt2_direct_step_t x) { steps_.push_back(x); });
-    exchanges_ = static_cast<int>(steps_.size());  // exchanges(size), the tags reserved
+    auto push = [this](adapt2_direct_step_t x) { steps_.push_back(x); };
+    if (linear_) {
+        plan_allgather_linear(rank_, size_, push);
+    } else {
+        plan_allgather(rank_, size_, push);
+    }
+    exchanges_ = static_cast<int>(steps_.size());  // Bruck's: exchanges(size), the tags reserved
     const size_t bytes = block_ * static_cast<size_t>(size_);
     if (in_result_) {
         work_ = result_.contig;
@@ -68,18 +74,19 @@ void BruckFlow::start() {
     deliver(own_slot, 1);
     for (int k = 0; k < exchanges_ && !schedule_.failed(); ++k) {
         const adapt2_direct_step_t &x = steps_[k];
-        schedule_.post_recv(work_ ? slot(x.recv_block) : nullptr, x.from, tag_ - k,
+        schedule_.post_recv(work_ ? slot(x.recv_block) : nullptr, x.from, tag_of(k),
                             schedule_.take_op(id_, Op::kRecv, k, 0, bytes_of(k)));
     }
     post_sends();
 }
 
-// Exchange k's blocks are all here once exchanges 0..k-1 have landed.
+// Exchange k's blocks are all here once exchanges 0..k-1 have landed (the
+// linear exchange's, the own block, at once).
 void BruckFlow::post_sends() {
-    while (!schedule_.failed() && next_send_ < exchanges_ && next_send_ <= landed_.prefix()) {
+    while (!schedule_.failed() && next_send_ < exchanges_ && (linear_ || next_send_ <= landed_.prefix())) {
         const int k = next_send_++;
         const adapt2_direct_step_t &x = steps_[k];
-        schedule_.post_send(work_ ? slot(x.send_block) : nullptr, x.peer, tag_ - k,
+        schedule_.post_send(work_ ? slot(x.send_block) : nullptr, x.peer, tag_of(k),
                             schedule_.take_op(id_, Op::kSend, k, 0, bytes_of(k)));
     }
 }

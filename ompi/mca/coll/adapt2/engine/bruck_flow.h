@@ -15,6 +15,11 @@
 // landed, the blocks it carries. Each block that lands in a borrowed buffer
 // goes to the user's buffer at once, un-rotated. No barrier, no round: a
 // slow partner delays only what depends on it.
+//
+// `linear`: the linear exchange of allgather_plan.h instead (p - 1 exchanges,
+// each carrying only the own block, blocks in rank order): every send and
+// receive is posted at once, so nothing waits for anything but its own
+// partner. One tag: a pair exchanges one message each way.
 #ifndef ADAPT2_ENGINE_BRUCK_FLOW_H
 #define ADAPT2_ENGINE_BRUCK_FLOW_H
 
@@ -35,12 +40,13 @@ struct BruckArgs {
     UserRange own;             // this rank's block (its `from` in `user`); `to` unused
     bool in_place = false;     // own is this rank's block of `result`
     adapt2_buffer_t result{};  // the user's receive buffer: p blocks
+    bool linear = false;       // the linear exchange
 };
 
 class BruckFlow final : public Flow {
 public:
     static int exchanges(int size);  // ceil(log2 size)
-    static int tags_needed(int size) { return exchanges(size) > 0 ? exchanges(size) : 1; }
+    static int tags_needed(int size, bool linear) { return linear || exchanges(size) == 0 ? 1 : exchanges(size); }
 
     BruckFlow(Schedule &schedule, int id, const BruckArgs &args, BufferPool &pool);
 
@@ -53,6 +59,7 @@ public:
 private:
     size_t bytes_of(int k) const { return static_cast<size_t>(steps_[k].blocks) * block_; }
     char *slot(int i) const { return work_ + static_cast<size_t>(i) * block_; }
+    int tag_of(int k) const { return linear_ ? tag_ : tag_ - k; }
     void post_sends();
     void deliver(int first_slot, int blocks);
 
@@ -61,6 +68,7 @@ private:
     UserRange own_;
     adapt2_buffer_t result_;
     BufferPool &pool_;
+    bool linear_;     // the linear exchange: every send at once, one tag
     bool rotated_;    // Bruck's order (p not a power of two)
     bool in_result_;  // work_ is the user's result buffer
     bool in_place_;

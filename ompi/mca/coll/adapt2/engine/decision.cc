@@ -394,16 +394,23 @@ namespace {
 // call: recursive doubling in the result buffer, no schedule), the ring
 // from there. Bruck's rotated blocks (any other p) staged through scratch
 // took 1.18-1.47x the ring's time from 64 KiB per rank at np 3 and 6, so
-// those keep the ring above settings.bruck_max_bytes. Non-blocking calls keep the ring from
-// settings.bruck_max_bytes: against the engine's exchanges it took 0.84x
-// their time at np 4 and 1.34x at np 8 (4 KiB-1 MiB per rank), no clear
-// winner.
+// those do not take them above settings.bruck_max_bytes. Against the
+// engine's exchanges the ring took 0.84x their time at np 4 and 1.34x at np
+// 8 (non-blocking, 4 KiB-1 MiB per rank), no clear winner; the linear
+// exchange (below) beat both on one node of up to 8 ranks, so from
+// settings.bruck_max_bytes the calls the direct path does not take go there,
+// while each block is below settings.linear_max_bytes, and to the ring
+// beyond.
+// The most ranks the linear allgather serves: each rank has p - 1 messages in
+// flight at once, which a node's few ranks absorb and many would not.
+constexpr int kLinearMaxRanks = 8;
+
 adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const CallShape &shape,
                                               const char **rule) {
     const char *unused;
     const char *&why = rule ? *rule : unused;
     if (s.algorithm == ADAPT2_ALLGATHER_RING || s.algorithm == ADAPT2_ALLGATHER_BRUCK ||
-        s.algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL) {
+        s.algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL || s.algorithm == ADAPT2_ALLGATHER_LINEAR) {
         why = "allgather_algorithm forces it";
         return static_cast<adapt2_allgather_algorithm_t>(s.algorithm);
     }
@@ -427,7 +434,18 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
             "recursive doubling, direct";
         return ADAPT2_ALLGATHER_BRUCK;
     }
-    why = "auto, from allgather_bruck_max_bytes (and allgather_direct_max_bytes): the ring";
+    // On one node of a few ranks every block may go to every rank at once: p - 1
+    // messages per rank in flight, none waiting for another (the ring's p - 1
+    // steps each wait for the one before). Non-blocking (docs/measurements.md,
+    // "The linear allgather"): 0.56-0.83x the ring's time at 8-512 KiB per
+    // rank at np 8, 0.82-0.88x at 16-128 KiB at np 4, even at 256-512 KiB, and
+    // 1.24x at 1 MiB, hence the bound on the block.
+    why = "auto, one node of at most 8 ranks, blocks below allgather_linear_max_bytes: linear";
+    const size_t block = shape.size > 0 ? all_bytes / static_cast<size_t>(shape.size) : all_bytes;
+    if (shape.nodes <= 1 && shape.size <= kLinearMaxRanks && block < s.linear_max_bytes) {
+        return ADAPT2_ALLGATHER_LINEAR;
+    }
+    why = "auto, from allgather_bruck_max_bytes (and allgather_direct_max_bytes, allgather_linear_max_bytes): the ring";
     return ADAPT2_ALLGATHER_RING;
 }
 

@@ -57,8 +57,8 @@ int start_one_flow(Comm &comm, const adapt2_call_t &call, const Args &args, size
 }  // namespace
 
 int tags_of_allgather(const Comm &comm, const adapt2_call_t &call, const CallPlan &plan) {
-    if (plan.algorithm == ADAPT2_ALLGATHER_BRUCK) {
-        return BruckFlow::tags_needed(comm.size());
+    if (plan.algorithm == ADAPT2_ALLGATHER_BRUCK || plan.algorithm == ADAPT2_ALLGATHER_LINEAR) {
+        return BruckFlow::tags_needed(comm.size(), plan.algorithm == ADAPT2_ALLGATHER_LINEAR);
     }
     if (plan.algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL) {
         return NodeAllgatherFlow::tags_needed(comm.nodes());
@@ -68,7 +68,7 @@ int tags_of_allgather(const Comm &comm, const adapt2_call_t &call, const CallPla
 
 namespace {
 
-int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
+int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block, bool linear) {
     const size_t mine = block * static_cast<size_t>(comm.rank());
     BruckArgs a;
     a.rank = comm.rank();
@@ -78,6 +78,7 @@ int start_bruck(Comm &comm, const adapt2_call_t &call, int tag, size_t block) {
     a.own = call.in_place ? UserRange{call.recv, mine, 0, block} : UserRange{call.send, 0, 0, block};
     a.in_place = call.in_place != 0;
     a.result = call.recv;
+    a.linear = linear;
     return start_one_flow<BruckFlow>(comm, call, a, call.recv.bytes, TraceColl::allgather, Counter::allgather_calls);
 }
 
@@ -97,6 +98,7 @@ int start_node_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &
 
 const char *allgather_name(const CallPlan &plan) {
     if (plan.algorithm == ADAPT2_ALLGATHER_BRUCK) return "Bruck";
+    if (plan.algorithm == ADAPT2_ALLGATHER_LINEAR) return "linear (every block to every rank at once)";
     if (plan.algorithm != ADAPT2_ALLGATHER_MULTI_LEVEL) return "ring";
     return plan.whole_down ? "multi-level (node bundles between leaders, the result down in one message)"
                            : "multi-level (node bundles between leaders, each down as it lands)";
@@ -110,8 +112,8 @@ int start_allgather(Comm &comm, const adapt2_call_t &call, const CallPlan &plan,
     if (comm.logs(20)) {
         comm.log(20, plan_line(comm.id(), "allgather", call.recv.bytes, -1, allgather_name(plan), plan.algorithm_rule));
     }
-    if (algorithm == ADAPT2_ALLGATHER_BRUCK) {
-        return start_bruck(comm, call, tag, block);
+    if (algorithm == ADAPT2_ALLGATHER_BRUCK || algorithm == ADAPT2_ALLGATHER_LINEAR) {
+        return start_bruck(comm, call, tag, block, algorithm == ADAPT2_ALLGATHER_LINEAR);
     }
     if (algorithm == ADAPT2_ALLGATHER_MULTI_LEVEL) {
         return start_node_allgather(comm, call, plan, tag, block);
