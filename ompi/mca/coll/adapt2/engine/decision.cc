@@ -437,9 +437,9 @@ adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, s
     // On one node of a few ranks every block may go to every rank at once: p - 1
     // messages per rank in flight, none waiting for another (the ring's p - 1
     // steps each wait for the one before). Non-blocking (docs/measurements.md,
-    // "The linear allgather"): 0.56-0.83x the ring's time at 8-512 KiB per
-    // rank at np 8, 0.82-0.88x at 16-128 KiB at np 4, even at 256-512 KiB, and
-    // 1.24x at 1 MiB, hence the bound on the block.
+    // "The linear allgather"): 0.56-0.99x the ring's time at 16-512 KiB per
+    // rank at np 4 and 8 (two runs), 1.24x at 1 MiB at np 4, hence the bound
+    // on the block.
     why = "auto, one node of at most 8 ranks, blocks below allgather_linear_max_bytes: linear";
     const size_t block = shape.size > 0 ? all_bytes / static_cast<size_t>(shape.size) : all_bytes;
     if (shape.nodes <= 1 && shape.size <= kLinearMaxRanks && block < s.linear_max_bytes) {
