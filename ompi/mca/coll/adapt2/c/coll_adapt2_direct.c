@@ -213,6 +213,34 @@ int mca_coll_adapt2_direct_exchange_failed(ompi_communicator_t *comm, const mca_
     return mca_coll_adapt2_direct_failed(comm, d, rc, where, peer);
 }
 
+int mca_coll_adapt2_direct_exchange(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int step, int tag,
+                                    void *rbuf, int rcount, const void *sbuf, int scount, ompi_datatype_t *unit)
+{
+    const adapt2_direct_step_t *x = &d->route.step[step];
+    ompi_request_t *reqs[2];
+    int posted = 0, rc = OMPI_SUCCESS;
+    if (x->recv) {
+        rc = MCA_PML_CALL(irecv(rbuf, rcount, unit, x->peer, tag, comm, &reqs[posted]));
+        posted += OMPI_SUCCESS == rc;
+    }
+    if (OMPI_SUCCESS == rc && x->send) {
+        rc = mca_coll_adapt2_pml_inject_failure()
+                 ? OMPI_ERR_UNREACH
+                 : MCA_PML_CALL(isend((void *) sbuf, scount, unit, x->peer, tag, MCA_PML_BASE_SEND_STANDARD, comm,
+                                      &reqs[posted]));
+        posted += OMPI_SUCCESS == rc;
+    }
+    if (OMPI_SUCCESS != rc) {
+        (void) ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
+        return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, step, "posting it", x->peer);
+    }
+    rc = ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
+    if (OMPI_SUCCESS != rc) {
+        return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, step, "completing it", x->peer);
+    }
+    return OMPI_SUCCESS;
+}
+
 /* ---- the reductions' data ------------------------------------------------ */
 
 mca_coll_adapt2_direct_t *mca_coll_adapt2_direct_reduction(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,

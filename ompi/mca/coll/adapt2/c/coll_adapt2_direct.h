@@ -93,6 +93,13 @@ int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adap
 int mca_coll_adapt2_direct_exchange_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
                                            int step, const char *what, int peer);
 
+/* Exchange `step` of the route with its peer (allreduce, reduce_scatter_block):
+ * receives `rcount` of `unit` into `rbuf` if the step receives, sends
+ * `scount` from `sbuf` if it sends, both on `tag`, and waits for both; a
+ * failure is reported (mca_coll_adapt2_direct_exchange_failed) and returned. */
+int mca_coll_adapt2_direct_exchange(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int step, int tag,
+                                    void *rbuf, int rcount, const void *sbuf, int scount, ompi_datatype_t *unit);
+
 typedef struct mca_coll_adapt2_behind_t mca_coll_adapt2_behind_t;
 /* The send-behind ring (coll_adapt2_behind.c). post: sends the message
  * (buf, count, dtype; `bytes` packed) to each of `peers` from a copy in the

@@ -16,7 +16,6 @@
 #include "coll_adapt2_direct.h"
 
 #include "ompi/mca/coll/base/coll_base_util.h"
-#include "ompi/mca/pml/pml.h"
 
 typedef struct operands {
     void *acc;     /* the accumulator: the result buffer, or the scratch when packed (an MPI address) */
@@ -44,27 +43,10 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const operands_t *o,
     const mca_coll_adapt2_direct_data_t *u = o->data;
     for (int i = 0; i < d->route.steps; ++i) {
         const adapt2_direct_step_t *x = &d->route.step[i];
-        ompi_request_t *reqs[2];
-        int posted = 0, rc = OMPI_SUCCESS;
-        if (x->recv) {
-            rc = MCA_PML_CALL(
-                irecv(x->into_result ? o->acc : o->partner, u->units, u->unit, x->peer, tag, comm, &reqs[posted]));
-            posted += OMPI_SUCCESS == rc;
-        }
-        if (OMPI_SUCCESS == rc && x->send) {
-            rc = mca_coll_adapt2_pml_inject_failure()
-                     ? OMPI_ERR_UNREACH
-                     : MCA_PML_CALL(isend(o->acc, u->units, u->unit, x->peer, tag, MCA_PML_BASE_SEND_STANDARD, comm,
-                                          &reqs[posted]));
-            posted += OMPI_SUCCESS == rc;
-        }
+        int rc = mca_coll_adapt2_direct_exchange(comm, d, i, tag, x->into_result ? o->acc : o->partner, u->units,
+                                                 o->acc, u->units, u->unit);
         if (OMPI_SUCCESS != rc) {
-            (void) ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
-            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "posting it", x->peer);
-        }
-        rc = ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
-        if (OMPI_SUCCESS != rc) {
-            return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "completing it", x->peer);
+            return rc;
         }
         if (x->fold) {
             fold(o, x->peer, rank);

@@ -16,7 +16,6 @@
 #include "coll_adapt2_direct.h"
 
 #include "ompi/mca/coll/base/coll_base_util.h"
-#include "ompi/mca/pml/pml.h"
 
 /* The blocks being reduced: the p blocks in the scratch, and room after them
  * for a partner's (at most p blocks: a taker's first exchange). Both MPI
@@ -34,42 +33,15 @@ static void *block_at(const halving_t *h, char *base, int block)
     return base + (size_t) block * h->block;
 }
 
-/* Posts exchange `x`'s receive and send (reqs), waits for them. */
-static int exchange(const mca_coll_adapt2_direct_t *d, const halving_t *h, const adapt2_direct_step_t *x, int i,
-                    int tag, ompi_communicator_t *comm)
-{
-    ompi_datatype_t *unit = h->data->unit;
-    ompi_request_t *reqs[2];
-    int posted = 0, rc = OMPI_SUCCESS;
-    if (x->recv) {
-        void *into = x->into_result ? block_at(h, h->work, x->recv_block) : h->partner;
-        rc = MCA_PML_CALL(irecv(into, x->recv_blocks * h->block_units, unit, x->peer, tag, comm, &reqs[posted]));
-        posted += OMPI_SUCCESS == rc;
-    }
-    if (OMPI_SUCCESS == rc && x->send) {
-        rc = mca_coll_adapt2_pml_inject_failure()
-                 ? OMPI_ERR_UNREACH
-                 : MCA_PML_CALL(isend(block_at(h, h->work, x->send_block), x->blocks * h->block_units, unit, x->peer,
-                                      tag, MCA_PML_BASE_SEND_STANDARD, comm, &reqs[posted]));
-        posted += OMPI_SUCCESS == rc;
-    }
-    if (OMPI_SUCCESS != rc) {
-        (void) ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
-        return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "posting it", x->peer);
-    }
-    rc = ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
-    if (OMPI_SUCCESS != rc) {
-        return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "completing it", x->peer);
-    }
-    return OMPI_SUCCESS;
-}
-
 static int run_exchanges(const mca_coll_adapt2_direct_t *d, const halving_t *h, ompi_communicator_t *comm)
 {
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     for (int i = 0; i < d->route.steps; ++i) {
         const adapt2_direct_step_t *x = &d->route.step[i];
-        int rc = exchange(d, h, x, i, tag, comm);
+        void *into = x->into_result ? block_at(h, h->work, x->recv_block) : h->partner;
+        int rc = mca_coll_adapt2_direct_exchange(comm, d, i, tag, into, x->recv_blocks * h->block_units,
+                                                 block_at(h, h->work, x->send_block), x->blocks * h->block_units,
+                                                 h->data->unit);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
