@@ -417,6 +417,8 @@ void mca_coll_adapt2_engine_set_threads_may_race(int may_race);
  * reduce_scatter_block (commutative op) that its plan runs by recursive
  * halving, runs as plain point-to-point in the C layer, on the route the
  * plan gives. */
+/* A rank's exchanges at most: recursive doubling or halving on any int p
+ * takes 31 and the pairing's two, one spare (an allgather's ceil(log2 p) fewer). */
 #define ADAPT2_DIRECT_MAX_STEPS 34
 /* One exchange of recursive doubling (engine/recdoubling_plan.h), or of an
  * allgather (engine/allgather_plan.h). */

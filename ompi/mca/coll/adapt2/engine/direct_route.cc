@@ -140,50 +140,40 @@ void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, size
              route->leave_behind ? ", sends left behind" : "", plan.tree.rule);
 }
 
-void exchange_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
+// The route of exchanges that `plan_steps(push)` pushes (allreduce,
+// allgather, reduce_scatter_block), named `name` in the verbose line.
+template <class PlanSteps>
+void exchanges_route(const Comm &comm, const CallPlan &plan, const char *name, PlanSteps plan_steps,
+                     adapt2_direct_route_t *route) {
     route->steps = 0;
     route->leave_behind = 0;
     route->sends = 0;
     route->remote_sends = 0;
-    plan_recdoubling(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
-        if (route->steps >= kRecDoublingMaxSteps) throw std::length_error("recursive doubling: too many steps");
+    plan_steps([&](adapt2_direct_step_t x) {
+        if (route->steps >= ADAPT2_DIRECT_MAX_STEPS) throw std::length_error(std::string(name) + ": too many steps");
         route->step[route->steps++] = x;
         route->sends += x.send ? 1 : 0;
         route->remote_sends += x.send && comm.is_remote(x.peer) ? 1 : 0;
     });
-    snprintf(route->plan, sizeof route->plan, "recursive doubling, %d exchanges (rule: %s)", route->steps,
-             plan.algorithm_rule);
+    snprintf(route->plan, sizeof route->plan, "%s, %d exchanges (rule: %s)", name, route->steps, plan.algorithm_rule);
+}
+
+void exchange_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
+    exchanges_route(
+        comm, plan, "recursive doubling", [&](auto push) { plan_recdoubling(comm.rank(), comm.size(), push); }, route);
 }
 
 void allgather_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
-    route->steps = 0;
-    route->leave_behind = 0;
-    route->sends = 0;
-    route->remote_sends = 0;
     route->rotated = allgather_rotates(comm.size()) ? 1 : 0;
-    plan_allgather(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
-        if (route->steps >= ADAPT2_DIRECT_MAX_STEPS) throw std::length_error("allgather: too many steps");
-        route->step[route->steps++] = x;
-        route->sends += 1;
-        route->remote_sends += comm.is_remote(x.peer) ? 1 : 0;
-    });
-    snprintf(route->plan, sizeof route->plan, "%s, %d exchanges (rule: %s)",
-             route->rotated ? "Bruck's" : "recursive doubling", route->steps, plan.algorithm_rule);
+    exchanges_route(
+        comm, plan, route->rotated ? "Bruck's" : "recursive doubling",
+        [&](auto push) { plan_allgather(comm.rank(), comm.size(), push); }, route);
 }
 
 void reduce_scatter_route(const Comm &comm, const CallPlan &plan, adapt2_direct_route_t *route) {
-    route->steps = 0;
-    route->leave_behind = 0;
-    route->sends = 0;
-    route->remote_sends = 0;
-    plan_halving_scatter(comm.rank(), comm.size(), [&](adapt2_direct_step_t x) {
-        if (route->steps >= ADAPT2_DIRECT_MAX_STEPS) throw std::length_error("recursive halving: too many steps");
-        route->step[route->steps++] = x;
-        route->sends += x.send ? 1 : 0;
-        route->remote_sends += x.send && comm.is_remote(x.peer) ? 1 : 0;
-    });
-    snprintf(route->plan, sizeof route->plan, "recursive halving, %d exchanges (rule: %s)", route->steps,
-             plan.algorithm_rule);
+    exchanges_route(
+        comm, plan, "recursive halving", [&](auto push) { plan_halving_scatter(comm.rank(), comm.size(), push); },
+        route);
 }
 
 }  // namespace

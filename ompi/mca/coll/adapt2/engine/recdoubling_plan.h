@@ -16,10 +16,6 @@
 
 namespace adapt2 {
 
-// At most this many exchanges for any rank: 31 doublings, the pairing's
-// two and one spare.
-constexpr int kRecDoublingMaxSteps = ADAPT2_DIRECT_MAX_STEPS;
-
 inline adapt2_direct_step_t exchange_step(int peer, int send, int recv, int fold, int into_result) {
     adapt2_direct_step_t x{};  // (the allgather's fields stay 0)
     x.peer = peer;
