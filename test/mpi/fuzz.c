@@ -44,7 +44,7 @@
 #include "fuzz_case.h"
 #include "mpi_check.h"
 
-static const char *coll_names[] = {"bcast", "reduce", "allreduce", "allgather"};
+static const char *coll_names[] = {"bcast", "reduce", "allreduce", "allgather", "reduce_scatter_block"};
 
 struct options opt = {1, 200, -1, 1L << 20, 4L << 20, 0, 60, 0, 0, 2};
 int wrank, wsize;
@@ -97,6 +97,9 @@ static int start(call_t *c, region_t *rb, int nonblocking)
     case C_ALLGATHER:
         return nonblocking ? MPI_Iallgather(send, c->count, t, recv, c->count, t, comm, &c->req)
                            : MPI_Allgather(send, c->count, t, recv, c->count, t, comm);
+    case C_RSB:
+        return nonblocking ? MPI_Ireduce_scatter_block(send, recv, c->count, t, op, comm, &c->req)
+                           : MPI_Reduce_scatter_block(send, recv, c->count, t, op, comm);
     default:
         return nonblocking ? MPI_Iallreduce(send, recv, c->count, t, op, comm, &c->req)
                            : MPI_Allreduce(send, recv, c->count, t, op, comm);
@@ -354,7 +357,7 @@ static void build_repro(const char *argv0)
 static void check_counters(void)
 {
     static const char *names[] = {"coll_adapt2_bcast_calls", "coll_adapt2_reduce_calls", "coll_adapt2_allreduce_calls",
-                                  "coll_adapt2_allgather_calls"};
+                                  "coll_adapt2_allgather_calls", "coll_adapt2_reduce_scatter_block_calls"};
     for (int c = 0; c < NCOLL; ++c) {
         long long got = adapt2_counter(names[c]);
         if (opt.verbose)
@@ -378,6 +381,7 @@ int main(int argc, char **argv)
     adapt2_counter("coll_adapt2_reduce_calls");
     adapt2_counter("coll_adapt2_allreduce_calls");
     adapt2_counter("coll_adapt2_allgather_calls");
+    adapt2_counter("coll_adapt2_reduce_scatter_block_calls");
     prims_init();
     ops_init();
     build_repro(argv[0]);
@@ -419,10 +423,10 @@ int main(int argc, char **argv)
     check_counters();
     if (wrank == 0) {
         printf(
-            "fuzz: %ld cases (bcast %ld, reduce %ld, allreduce %ld, allgather %ld; nonblocking %ld), %ld mismatches, "
-            "seed %llu\n",
-            stats.cases, stats.calls[0], stats.calls[1], stats.calls[2], stats.calls[3], stats.nonblocking, bad_cases,
-            (unsigned long long) opt.seed);
+            "fuzz: %ld cases (bcast %ld, reduce %ld, allreduce %ld, allgather %ld, reduce_scatter_block %ld; "
+            "nonblocking %ld), %ld mismatches, seed %llu\n",
+            stats.cases, stats.calls[0], stats.calls[1], stats.calls[2], stats.calls[3], stats.calls[4],
+            stats.nonblocking, bad_cases, (unsigned long long) opt.seed);
         if (opt.verbose) printf("fuzz: %ld results compared with algorithm=previous\n", stats.prev_compared);
     }
     pool_free();

@@ -17,7 +17,8 @@ static const char *free_mode_names[] = {"freed at the end", "freed once its call
 /* ---- communicators ---- */
 
 /* The smallest size among the groups of a split, known to every rank (by
- * MPI_Allgather, which the cases test too: gen_allgather). */
+ * MPI_Allgather, which the cases test too: gen_allgather; and
+ * MPI_Reduce_scatter_block: gen_reduce_scatter). */
 static void set_min_size(comm_t *c)
 {
     int *sizes = malloc(sizeof(int) * (size_t) wsize);
@@ -406,6 +407,34 @@ static void gen_allgather(case_t *k, long max_bytes)
     c->release_type = c->nonblocking && rng_chance(&g, 15);
 }
 
+/* A reduce_scatter_block, appended from the case's third stream after the
+ * allgather (so that every earlier call and case number stays): an op, type
+ * and count per rank drawn as for the reductions, the same on every rank,
+ * each rank's p blocks in one buffer of that type, or in place; not compared
+ * with algorithm=previous (Open MPI 4.1's own components combine only the
+ * first predefined element of a derived one: the reference values decide). */
+static void gen_reduce_scatter(case_t *k, long max_bytes)
+{
+    rng_t g = rng_make(opt.seed, (uint64_t) k->index, 3);
+    if (k->ncalls >= MAX_CALLS || !rng_chance(&g, 30)) return;
+    call_t *c = &k->calls[k->ncalls];
+    memset(c, 0, sizeof *c);
+    c->id = k->ncalls++;
+    c->coll = C_RSB;
+    c->nonblocking = rng_chance(&g, 50);
+    int slot = (int) rng_below(&g, (uint64_t) (POOL + k->nfresh));
+    c->fresh = slot >= POOL ? slot - POOL : -1;
+    c->c = c->fresh >= 0 ? &k->fresh[c->fresh].c : &pool[slot];
+    c->key = mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) c->id << 8 ^
+                   (uint64_t) c->c->color ^ 0x5eedULL);
+    const long segs[2] = {k->par.topo_seg, 65536};
+    gen_reduction(&g, c, segs, max_bytes / (c->c->size > 0 ? c->c->size : 1));
+    c->null_recv = 0;
+    if (ops[c->op].user) user_op_layout(&g, c);
+    c->prev = 0;
+    c->release_type = c->nonblocking && rng_chance(&g, 15);
+}
+
 /* Whether adapt2 itself should run the call (for the counter check): it
  * hands user ops on non-contiguous data, and reductions of pair types with
  * padding, to the previous component. */
@@ -413,6 +442,7 @@ int adapt2_runs(const call_t *c)
 {
     if (c->c->size < 2) return 0;
     if (c->coll == C_BCAST || c->coll == C_ALLGATHER) return 1;
+    /* (reduce_scatter_block: as the reductions, its p blocks one message) */
     if (!ops[c->op].user) return !pair_with_padding(c->prim);
     /* adapt2 asks Open MPI (ompi_datatype_is_contiguous_memory_layout), whose
      * flag is stricter than density: see dtype_t.ompi_contig. */
@@ -422,8 +452,10 @@ int adapt2_runs(const call_t *c)
 void describe_call(const case_t *k, int i, char *out, size_t n)
 {
     const call_t *c = &k->calls[i];
-    static const char *blocking[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather"};
-    static const char *nonblocking[] = {"MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Iallgather"};
+    static const char *blocking[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather",
+                                     "MPI_Reduce_scatter_block"};
+    static const char *nonblocking[] = {"MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Iallgather",
+                                        "MPI_Ireduce_scatter_block"};
     int at = snprintf(out, n, "  call %d: %s on %s (color %d, size %d, rank here %d)", c->id,
                       c->nonblocking ? nonblocking[c->coll] : blocking[c->coll], c->c->name, c->c->color, c->c->size,
                       c->c->rank);
@@ -434,7 +466,8 @@ void describe_call(const case_t *k, int i, char *out, size_t n)
     } else if (c->coll == C_BCAST) {
         at += snprintf(out + at, n - (size_t) at, ": %s; here: count %d of %s", c->root_desc, c->count, c->t->desc);
     } else {
-        at += snprintf(out + at, n - (size_t) at, ", op %s, count %d of %s%s%s", ops[c->op].name, c->count, c->t->desc,
+        at += snprintf(out + at, n - (size_t) at, ", op %s, count %d of %s%s%s%s", ops[c->op].name, c->count,
+                       c->t->desc, c->coll == C_RSB ? " per rank" : "",
                        c->inplace ? (c->coll == C_REDUCE ? ", MPI_IN_PLACE at the root" : ", MPI_IN_PLACE") : "",
                        c->coll == C_REDUCE
                            ? (c->null_recv ? ", recvbuf NULL elsewhere" : ", recvbuf checked untouched elsewhere")
@@ -544,6 +577,7 @@ void gen_case(case_t *k)
         c->release_type = c->nonblocking && rng_chance(&r, 15);
     }
     gen_allgather(k, max_bytes);
+    gen_reduce_scatter(k, max_bytes);
     keep_handed_calls_alive(k);
     int kept = 0;
     for (int i = 0; i < k->ncalls; ++i) {

@@ -16,7 +16,7 @@
 #define POOL 6
 #define PICK(r, arr) (arr[rng_below(r, sizeof(arr) / sizeof(arr[0]))])
 
-enum coll { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, NCOLL };
+enum coll { C_BCAST, C_REDUCE, C_ALLREDUCE, C_ALLGATHER, C_RSB, NCOLL }; /* C_RSB: MPI_Reduce_scatter_block */
 
 struct options {
     uint64_t seed;

@@ -41,12 +41,12 @@ void call_error(const case_t *k, int i, int rc, const char *what)
 
 /* ---- buffers of a call ---- */
 
-/* `rank`'s count elements, from element `first` of the buffer on. */
-static void fill(const call_t *c, region_t *g, int rank, long first)
+/* `rank`'s first n elements, from element `first` of the buffer on. */
+static void fill(const call_t *c, region_t *g, int rank, long first, long n)
 {
     unsigned char v[16];
     const dtype_t *t = c->t;
-    for (long e = 0; e < c->count; ++e) {
+    for (long e = 0; e < n; ++e) {
         for (int j = 0; j < t->nmap; ++j) {
             const prim_info_t *p = &prims[t->map[j].prim];
             unsigned char *at = g->buf + (first + e) * t->extent + t->map[j].off;
@@ -61,40 +61,57 @@ int has_result(const call_t *c)
     return c->coll != C_REDUCE || c->c->rank == c->root;
 }
 
-/* The receive buffer's elements: p blocks for an allgather. */
+/* The result's elements: p blocks for an allgather. */
 static int result_count(const call_t *c)
 {
     return c->coll == C_ALLGATHER ? c->count * c->c->size : c->count;
 }
 
+/* The receive buffer's elements: the result's, or a reduce_scatter_block's p
+ * blocks in place (its input; the result is the first block). */
+static int buffer_count(const call_t *c)
+{
+    return c->coll == C_RSB && c->inplace ? c->count * c->c->size : result_count(c);
+}
+
 void prepare(call_t *c)
 {
     int me = c->c->rank;
+    const long all = (long) c->count * c->c->size;
     if (c->coll == C_ALLGATHER) {
         region_alloc(&c->rbuf, c->t, result_count(c), RECV_SENTINEL);
         if (c->inplace) {
-            fill(c, &c->rbuf, me, (long) me * c->count);
+            fill(c, &c->rbuf, me, (long) me * c->count, c->count);
         } else {
             region_alloc(&c->sbuf, c->t, c->count, SEND_SENTINEL);
-            fill(c, &c->sbuf, me, 0);
+            fill(c, &c->sbuf, me, 0, c->count);
+            region_copy(&c->scopy, &c->sbuf);
+        }
+    } else if (c->coll == C_RSB) { /* p blocks in, one out */
+        region_alloc(&c->rbuf, c->t, buffer_count(c), RECV_SENTINEL);
+        if (c->inplace) {
+            fill(c, &c->rbuf, me, 0, all);
+        } else {
+            region_alloc(&c->sbuf, c->t, (int) all, SEND_SENTINEL);
+            fill(c, &c->sbuf, me, 0, all);
             region_copy(&c->scopy, &c->sbuf);
         }
     } else if (c->coll == C_BCAST) {
         region_alloc(&c->rbuf, c->t, c->count, RECV_SENTINEL);
         if (me == c->root) {
-            fill(c, &c->rbuf, me, 0);
+            fill(c, &c->rbuf, me, 0, c->count);
             region_copy(&c->scopy, &c->rbuf);
         }
     } else {
         int inplace_here = c->inplace && has_result(c);
         if (!inplace_here) {
             region_alloc(&c->sbuf, c->t, c->count, SEND_SENTINEL);
-            fill(c, &c->sbuf, me, 0);
+            fill(c, &c->sbuf, me, 0, c->count);
             region_copy(&c->scopy, &c->sbuf);
         }
         if (has_result(c) || !c->null_recv) {
             region_alloc(&c->rbuf, c->t, c->count, RECV_SENTINEL);
-            if (inplace_here) fill(c, &c->rbuf, me, 0);
+            if (inplace_here) fill(c, &c->rbuf, me, 0, c->count);
         }
     }
     if (c->prev && c->rbuf.mem) region_copy(&c->rprev, &c->rbuf);
@@ -120,8 +137,11 @@ static long long check_values(const case_t *k, int i, const region_t *g, const c
     long long bad = 0;
     const long all = result_count(c);
     for (long e = 0; e < all; ++e) {
-        /* an allgather's element e: element e % count of rank e / count */
-        const long own = c->coll == C_ALLGATHER && c->count > 0 ? e % c->count : e;
+        /* an allgather's element e: element e % count of rank e / count; a
+         * reduce_scatter_block's: element rank * count + e of every rank's */
+        const long own = c->coll == C_ALLGATHER && c->count > 0 ? e % c->count
+                         : c->coll == C_RSB                     ? (long) c->c->rank * c->count + e
+                                                                : e;
         const int owner = c->coll == C_ALLGATHER && c->count > 0 ? (int) (e / c->count) : c->root;
         for (int j = 0; j < t->nmap; j += group) {
             uint64_t u = (uint64_t) (own * t->nmap + j);
@@ -155,7 +175,7 @@ static long long check_result(const case_t *k, int i, const region_t *g, const c
     const call_t *c = &k->calls[i];
     long long bad = check_values(k, i, g, what, quiet);
     int budget = quiet ? 0 : 5;
-    long long holes = check_holes(c->t, result_count(c), g, RECV_SENTINEL, what, &budget);
+    long long holes = check_holes(c->t, buffer_count(c), g, RECV_SENTINEL, what, &budget);
     if (holes && !quiet) {
         if (!bad) report_header(k, "call %d: %s: bytes outside the typemap overwritten", k->calls[i].id, what);
         fprintf(stderr, "  %s: %lld bytes outside the typemap overwritten\n", what, holes);
