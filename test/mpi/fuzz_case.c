@@ -377,6 +377,24 @@ static void user_op_layout(rng_t *r, call_t *c)
     }
 }
 
+/* A call of `coll` appended to the case (room checked by the caller): blocking
+ * or not, its communicator and its values' key drawn from `g` (`salt` tells
+ * its key from an earlier kind's). */
+static call_t *append_call(case_t *k, rng_t *g, int coll, uint64_t salt)
+{
+    call_t *c = &k->calls[k->ncalls];
+    memset(c, 0, sizeof *c);
+    c->id = k->ncalls++;
+    c->coll = coll;
+    c->nonblocking = rng_chance(g, 50);
+    int slot = (int) rng_below(g, (uint64_t) (POOL + k->nfresh));
+    c->fresh = slot >= POOL ? slot - POOL : -1;
+    c->c = c->fresh >= 0 ? &k->fresh[c->fresh].c : &pool[slot];
+    c->key = mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) c->id << 8 ^
+                   (uint64_t) c->c->color ^ salt);
+    return c;
+}
+
 /* An allgather, appended to a case from the case's second stream, so that
  * the calls drawn before it (and every case's numbers, the regressions')
  * stay: each rank's block is `count` elements of one datatype, the same on
@@ -386,16 +404,7 @@ static void gen_allgather(case_t *k, long max_bytes)
 {
     rng_t g = rng_make(opt.seed, (uint64_t) k->index, 2);
     if (k->ncalls >= MAX_CALLS || !rng_chance(&g, 40)) return;
-    call_t *c = &k->calls[k->ncalls];
-    memset(c, 0, sizeof *c);
-    c->id = k->ncalls++;
-    c->coll = C_ALLGATHER;
-    c->nonblocking = rng_chance(&g, 50);
-    int slot = (int) rng_below(&g, (uint64_t) (POOL + k->nfresh));
-    c->fresh = slot >= POOL ? slot - POOL : -1;
-    c->c = c->fresh >= 0 ? &k->fresh[c->fresh].c : &pool[slot];
-    c->key =
-        mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) c->id << 8 ^ (uint64_t) c->c->color);
+    call_t *c = append_call(k, &g, C_ALLGATHER, 0);
     c->op = OP_NONE;
     bcast_unit(&g, &c->unit);
     int derived = rng_chance(&g, 60);
@@ -417,16 +426,7 @@ static void gen_reduce_scatter(case_t *k, long max_bytes)
 {
     rng_t g = rng_make(opt.seed, (uint64_t) k->index, 3);
     if (k->ncalls >= MAX_CALLS || !rng_chance(&g, 30)) return;
-    call_t *c = &k->calls[k->ncalls];
-    memset(c, 0, sizeof *c);
-    c->id = k->ncalls++;
-    c->coll = C_RSB;
-    c->nonblocking = rng_chance(&g, 50);
-    int slot = (int) rng_below(&g, (uint64_t) (POOL + k->nfresh));
-    c->fresh = slot >= POOL ? slot - POOL : -1;
-    c->c = c->fresh >= 0 ? &k->fresh[c->fresh].c : &pool[slot];
-    c->key = mix64(opt.seed * 0x100000001b3ULL ^ (uint64_t) k->index << 20 ^ (uint64_t) c->id << 8 ^
-                   (uint64_t) c->c->color ^ 0x5eedULL);
+    call_t *c = append_call(k, &g, C_RSB, 0x5eedULL);
     const long segs[2] = {k->par.topo_seg, 65536};
     gen_reduction(&g, c, segs, max_bytes / (c->c->size > 0 ? c->c->size : 1));
     c->null_recv = 0;
