@@ -50,6 +50,10 @@ expect_abort "allgather, direct path (recursive doubling)" 4 "coll:adapt2: MPI_A
 expect_abort "allgather, direct path (Bruck's forced, 300 KB: scratch per call)" 5 "coll:adapt2: MPI_Allgather on MPI_COMM_WORLD failed on world rank 0: rank 0 of 5, allgather of [0-9]+ bytes on the direct path: exchange [1-3] of 3 \(posting the send\) with rank [1-4] failed with error -?[0-9]+.*aborting the job" 3 \
     --mca coll_adapt2_allgather_algorithm bruck -- "$BIN/ring_check" --colls allgather --types int --counts 15000 \
     --segsizes 0
+expect_abort "reduce_scatter_block, direct path (recursive halving)" 4 "coll:adapt2: MPI_Reduce_scatter_block on MPI_COMM_WORLD failed on world rank 0: rank 0 of 4, reduce_scatter_block of [0-9]+ bytes on the direct path: exchange [12] of 2 \(posting it\) with rank [12] failed with error -?[0-9]+.*aborting the job" 2 \
+    -- "$BIN/ring_check" --colls rsb --types int --ops sum --counts 5 --segsizes 0
+expect_abort "allgather, the linear exchange (np 6, 80 KB per rank)" 6 "$WHY 6, allgather .*$SEND" 2 \
+    -- "$BIN/ring_check" --colls allgather --types int --counts 20000 --segsizes 0
 expect_abort "bcast, multi-level, struct with holes" 6 "$WHY 6, bcast .*$SEND" 5 \
     --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_cut" --counts 70000
 expect_abort "reduce, non-root" 4 "$WHY 4, reduce .*$SEND" 2 \
