@@ -112,7 +112,7 @@ static int start_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype
 }
 
 /* The reduce-scatter's settings and facts, which the engine plans it by. */
-static void describe_reduce_scatter(adapt2_call_t *call, bool in_place, bool blocking, const ompi_op_t *op)
+static void describe_reduce_scatter(adapt2_call_t *call, bool in_place, bool blocking, bool user_op)
 {
     memset(call, 0, sizeof *call);
     call->collective = ADAPT2_COLL_REDUCE_SCATTER_BLOCK;
@@ -121,15 +121,14 @@ static void describe_reduce_scatter(adapt2_call_t *call, bool in_place, bool blo
     call->settings.algorithm = mca_coll_adapt2_checked_algorithm(ADAPT2_P_reduce_scatter_block_algorithm);
     call->settings.halving_max_bytes = (size_t) ADAPT2_LONG(reduce_scatter_block_halving_max_bytes);
     call->settings.reproducible = ADAPT2_INT(reproducible);
-    mca_coll_adapt2_call_facts(&call->facts, ADAPT2_STRING(reduce_scatter_block_algorithm), blocking,
-                               !ompi_op_is_intrinsic((ompi_op_t *) op));
+    mca_coll_adapt2_call_facts(&call->facts, ADAPT2_STRING(reduce_scatter_block_algorithm), blocking, user_op);
 }
 
 /* The direct path's description of a blocking reduce-scatter (`op`: its
  * op): in place, as the route is planned by all p blocks. */
 static void describe_reduce_scatter_for_direct(const void *op, adapt2_call_t *call)
 {
-    describe_reduce_scatter(call, true, true, (const ompi_op_t *) op);
+    describe_reduce_scatter(call, true, true, !ompi_op_is_intrinsic((ompi_op_t *) op));
 }
 
 static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *dtype, ompi_op_t *op,
@@ -147,7 +146,7 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         return OMPI_ERR_NOT_SUPPORTED;
     }
     adapt2_call_t call;
-    describe_reduce_scatter(&call, in_place, blocking, op);
+    describe_reduce_scatter(&call, in_place, blocking, !ompi_op_is_intrinsic(op));
     if (mca_coll_adapt2_hands_on_early(module, comm, &call,
                                        mca_coll_adapt2_packed_bytes(dtype, (size_t) rcount * (size_t) size), why)) {
         return OMPI_ERR_NOT_SUPPORTED;

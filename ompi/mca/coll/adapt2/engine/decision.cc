@@ -384,6 +384,10 @@ void level_groups(const BcastPlan &plan, int segment_count, int groups[kLevels])
 
 namespace {
 
+// The most ranks the linear allgather serves: each rank has p - 1 messages in
+// flight at once, which a node's few ranks absorb and many would not.
+constexpr int kLinearMaxRanks = 8;
+
 // Allgather of p blocks, `all_bytes` in all: forced, or auto: across nodes
 // (multi-level trees on) the multi-level allgather, except from
 // settings.multi_level_max_bytes with block placement, where the flat
@@ -401,10 +405,6 @@ namespace {
 // settings.bruck_max_bytes the calls the direct path does not take go there,
 // while each block is below settings.linear_max_bytes, and to the ring
 // beyond.
-// The most ranks the linear allgather serves: each rank has p - 1 messages in
-// flight at once, which a node's few ranks absorb and many would not.
-constexpr int kLinearMaxRanks = 8;
-
 adapt2_allgather_algorithm_t choose_allgather(const adapt2_call_settings_t &s, size_t all_bytes, const CallShape &shape,
                                               const char **rule) {
     const char *unused;
