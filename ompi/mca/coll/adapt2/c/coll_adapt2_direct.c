@@ -231,7 +231,6 @@ int mca_coll_adapt2_direct_exchange(ompi_communicator_t *comm, const mca_coll_ad
         posted += OMPI_SUCCESS == rc;
     }
     if (OMPI_SUCCESS != rc) {
-        (void) ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
         return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, step, "posting it", x->peer);
     }
     rc = ompi_request_wait_all(posted, reqs, MPI_STATUSES_IGNORE);
@@ -367,14 +366,12 @@ static int send_and_wait(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, v
                  : MCA_PML_CALL(isend(m->buf, m->count, m->dtype, r->child[posted], tag, MCA_PML_BASE_SEND_STANDARD,
                                       comm, &d->sends[posted]));
         if (OMPI_SUCCESS != rc) {
-            (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
             return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the send to its child,", r->child[posted]);
         }
     }
     /* the children's sends read the packed bytes while they are unpacked */
     if (r->parent >= 0 && m->packed &&
         OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m->buf, d->key.bytes, false))) {
-        (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
         return mca_coll_adapt2_direct_failed(
             comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
     }

@@ -84,7 +84,8 @@ void mca_coll_adapt2_direct_take(const mca_coll_adapt2_direct_data_t *data, cons
 
 /* A PML call failed: the peers wait for this rank, so the report says who,
  * in which call, where and why (`what` names the step, `peer` the rank it
- * was with). */
+ * was with), and aborts the job. Callers report at once, without waiting for
+ * what they had posted: a receive whose peer failed too would never end. */
 int mca_coll_adapt2_direct_failed(ompi_communicator_t *comm, const mca_coll_adapt2_direct_t *d, int rc,
                                   const char *what, int peer);
 

@@ -75,7 +75,6 @@ static int run_exchanges(const mca_coll_adapt2_direct_t *d, const gathered_t *g,
                  ? OMPI_ERR_UNREACH
                  : MCA_PML_CALL(isend(data, bytes, MPI_BYTE, x->peer, tag, MCA_PML_BASE_SEND_STANDARD, comm, &reqs[1]));
         if (OMPI_SUCCESS != rc) {
-            (void) ompi_request_wait_all(1, reqs, MPI_STATUSES_IGNORE); /* the receive */
             return mca_coll_adapt2_direct_exchange_failed(comm, d, rc, i, "posting the send", x->peer);
         }
         if (0 == i && g->own) {

@@ -54,9 +54,8 @@ static int gather_children(mca_coll_adapt2_direct_t *d, const slots_t *s, ompi_o
             irecv(slot(s, posted + 1), u->units, u->unit, route->child[posted], tag, comm, &d->sends[posted]));
     }
     if (OMPI_SUCCESS != rc) {
-        --posted;
-        (void) ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
-        return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the receive from its child,", route->child[posted]);
+        return mca_coll_adapt2_direct_failed(comm, d, rc, "posting the receive from its child,",
+                                             route->child[posted - 1]);
     }
     if (acc != own) { /* meanwhile */
         mca_coll_adapt2_direct_take(u, own, count, dtype, acc);
