@@ -157,6 +157,25 @@ check "np 4, allreduce of derived types with holes, packed" 4 $V20 --mca mpi_par
 split_at 8192
 check "np 6, allreduce (auto: the tree)" 6 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
 direct_calls "np 6: none direct" 0
+# bytes_sent NAME RANGE: the program's growth of coll_adapt2_bytes_sent
+# ("bytes sent per rank: FEWEST-MOST") was RANGE: what the direct path adds
+# for its calls (counted from the route, planned once per size).
+bytes_sent() {
+    local seen
+    seen=$(sed -nE 's/.*bytes sent per rank: ([0-9]+-[0-9]+).*/\1/p' "$LOG")
+    if [ "$seen" = "$2" ]; then
+        passed=$((passed + 1)); echo "ok   $1 ($2 bytes per rank)"
+    else
+        failed=$((failed + 1)); echo "FAIL $1: expected $2 bytes sent per rank, saw ${seen:-none}"
+    fi
+}
+check "np 8, allreduce of 100 and 200 B: the counters" 8 -- "$BIN/reduce_check" --coll allreduce --types int \
+    --ops sum --counts 25,50
+direct_calls "np 8: both direct" 2
+bytes_sent "np 8: 3 exchanges of 100 B, then of 200 B" 900-900
+check "np 4, reduce of 100 B to rank 0: the counters" 4 -- "$BIN/reduce_check" --coll reduce --types int \
+    --ops sum --counts 25 --roots 0
+bytes_sent "np 4, flat tree: each leaf sends 100 B, the root nothing" 0-100
 check "np 4, allreduce, coll_adapt2_direct_path 0" 4 --mca coll_adapt2_direct_path 0 -- \
     "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
 direct_calls "np 4, direct path off: none direct" 0

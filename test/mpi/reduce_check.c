@@ -431,6 +431,7 @@ int main(int argc, char **argv)
     static const char *counter_names[3] = {"coll_adapt2_reduce_calls", "coll_adapt2_allreduce_calls",
                                            "coll_adapt2_fallbacks"};
     long long c0[3], direct0 = adapt2_counter("coll_adapt2_direct_calls");
+    long long sent0 = adapt2_counter("coll_adapt2_bytes_sent");
     for (int i = 0; i < 3; ++i) {
         c0[i] = adapt2_counter(counter_names[i]);
         if (c0[i] < 0 && check_counters) {
@@ -562,8 +563,11 @@ int main(int argc, char **argv)
             MPI_Send(&d, 1, MPI_UNSIGNED_LONG_LONG, 0, 4243, MPI_COMM_WORLD);
         }
     }
-    print_per_rank_range("reduce_check", "direct calls", adapt2_counter("coll_adapt2_direct_calls") - direct0,
-                         MPI_COMM_WORLD);
+    /* both read before either is printed (printing runs an allreduce) */
+    const long long direct = adapt2_counter("coll_adapt2_direct_calls") - direct0;
+    const long long sent = adapt2_counter("coll_adapt2_bytes_sent") - sent0;
+    print_per_rank_range("reduce_check", "direct calls", direct, MPI_COMM_WORLD);
+    print_per_rank_range("reduce_check", "bytes sent", sent, MPI_COMM_WORLD);
     long long total = total_errors(errors, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("reduce_check: np %d, %d calls per rank (%d groups)%s: %s\n", size, ncalls, ngroups,

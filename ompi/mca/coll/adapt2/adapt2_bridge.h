@@ -451,8 +451,10 @@ typedef struct adapt2_direct_route {
     int rotated;
     adapt2_direct_step_t step[ADAPT2_DIRECT_MAX_STEPS];
     /* every collective: the messages this rank sends, and of them to other
-     * nodes (the counters) */
+     * nodes, and their bytes (the counters; set with the route, so that a
+     * call only adds them) */
     int sends, remote_sends;
+    uint64_t sent_bytes, remote_sent_bytes;
     char plan[192]; /* the plan and the rule that chose it, or why not direct */
 } adapt2_direct_route_t;
 /* 1 with *route filled when the call (described by its facts, settings,
@@ -461,10 +463,8 @@ typedef struct adapt2_direct_route {
  * plans are. */
 int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *comm, const adapt2_call_t *call,
                                         adapt2_direct_route_t *route);
-/* Counts a direct call (`collective`: an ADAPT2_COLL_*) that moved
- * `message_bytes` along `route`. */
-void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *comm, int collective, size_t message_bytes,
-                                        const adapt2_direct_route_t *route);
+/* Counts a direct call (`collective`: an ADAPT2_COLL_*) along `route`. */
+void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *comm, int collective, const adapt2_direct_route_t *route);
 
 /* Counts a direct call that left its sends behind (coll_adapt2_behind.c):
  * `copied` bytes copied for them, `in_flight` 1 if they had not completed

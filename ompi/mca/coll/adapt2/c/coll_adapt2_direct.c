@@ -437,6 +437,6 @@ bool mca_coll_adapt2_direct_bcast(void *buf, int count, ompi_datatype_t *datatyp
         return false;
     }
     *rc = run_bcast(module, d, buf, count, datatype, comm);
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_BCAST, key.bytes, &d->route);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_BCAST, &d->route);
     return true;
 }

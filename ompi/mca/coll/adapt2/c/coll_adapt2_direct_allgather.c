@@ -220,6 +220,6 @@ bool mca_coll_adapt2_direct_allgather(const void *sbuf, int scount, ompi_datatyp
         return false;
     }
     *rc = run_allgather(d, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLGATHER, key.bytes, &d->route);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLGATHER, &d->route);
     return true;
 }

@@ -80,6 +80,6 @@ bool mca_coll_adapt2_direct_allreduce(const void *sbuf, void *rbuf, int count, o
     if (OMPI_SUCCESS == *rc && !data.as_is) {
         ompi_datatype_sndrcv(o.acc, data.units, data.unit, rbuf, count, dtype);
     }
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLREDUCE, data.bytes, &d->route);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLREDUCE, &d->route);
     return true;
 }

@@ -150,6 +150,6 @@ bool mca_coll_adapt2_direct_reduce(const void *sbuf, void *rbuf, int count, ompi
     }
     const void *own = MPI_IN_PLACE == sbuf ? rbuf : sbuf; /* (in place: the root only) */
     *rc = run_reduce(module, d, &s, own, rbuf, count, dtype, op, comm);
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE, data.bytes, &d->route);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE, &d->route);
     return true;
 }

@@ -84,6 +84,6 @@ bool mca_coll_adapt2_direct_reduce_scatter_block(const void *sbuf, void *rbuf, i
             ompi_datatype_sndrcv(block_at(&h, h.work, rank), h.block_units, data.unit, rbuf, rcount, dtype);
         }
     }
-    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE_SCATTER_BLOCK, data.bytes, &d->route);
+    mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_REDUCE_SCATTER_BLOCK, &d->route);
     return true;
 }

@@ -176,6 +176,23 @@ void reduce_scatter_route(const Comm &comm, const CallPlan &plan, adapt2_direct_
         route);
 }
 
+// The bytes the route sends, and of them to other nodes: each message is the
+// whole message, but an allgather's or a reduce-scatter's is some of the p
+// blocks.
+void count_sent_bytes(const Comm &comm, int collective, size_t message_bytes, adapt2_direct_route_t *route) {
+    route->sent_bytes = message_bytes * static_cast<uint64_t>(route->sends);
+    route->remote_sent_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
+    if (collective != ADAPT2_COLL_ALLGATHER && collective != ADAPT2_COLL_REDUCE_SCATTER_BLOCK) return;
+    const uint64_t block = message_bytes / static_cast<uint64_t>(comm.size());
+    route->sent_bytes = route->remote_sent_bytes = 0;
+    for (int i = 0; i < route->steps; ++i) {
+        const adapt2_direct_step_t &x = route->step[i];
+        const uint64_t sent = x.send ? block * static_cast<uint64_t>(x.blocks) : 0;
+        route->sent_bytes += sent;
+        route->remote_sent_bytes += comm.is_remote(x.peer) ? sent : 0;
+    }
+}
+
 }  // namespace
 
 }  // namespace adapt2
@@ -199,6 +216,7 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
         } else {
             tree_route(*comm, plan, call->collective, call->root, call->recv.bytes, route);
         }
+        count_sent_bytes(*comm, call->collective, call->recv.bytes, route);
         return 1;
     } catch (...) {
         snprintf(route->plan, sizeof route->plan, "not direct: no memory to plan it");
@@ -207,31 +225,17 @@ extern "C" int mca_coll_adapt2_engine_direct_route(adapt2_engine_comm_t *engine_
 }
 
 extern "C" void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *engine_comm, int collective,
-                                                   size_t message_bytes, const adapt2_direct_route_t *route) {
+                                                   const adapt2_direct_route_t *route) {
     using namespace adapt2;
-    auto *comm = reinterpret_cast<Comm *>(engine_comm);
     count(static_cast<Counter>(collective), 1);  // a collective's calls counter has its number
     count(Counter::direct_calls, 1);
-    // each message is the whole message, but an allgather's or a
-    // reduce-scatter's is some of the p blocks
-    uint64_t bytes = message_bytes * static_cast<uint64_t>(route->sends);
-    uint64_t remote_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
-    if (collective == ADAPT2_COLL_ALLGATHER || collective == ADAPT2_COLL_REDUCE_SCATTER_BLOCK) {
-        const uint64_t block = message_bytes / static_cast<uint64_t>(comm->size());
-        bytes = remote_bytes = 0;
-        for (int i = 0; i < route->steps; ++i) {
-            const adapt2_direct_step_t &x = route->step[i];
-            const uint64_t sent = x.send ? block * static_cast<uint64_t>(x.blocks) : 0;
-            bytes += sent;
-            remote_bytes += comm->is_remote(x.peer) ? sent : 0;
-        }
-    }
     if (route->sends > 0) {
         count(Counter::segments_sent, static_cast<uint64_t>(route->sends));
-        count(Counter::bytes_sent, bytes);
+        count(Counter::bytes_sent, route->sent_bytes);
     }
     if (route->remote_sends > 0) {
-        comm->count_internode(static_cast<uint64_t>(route->remote_sends), remote_bytes);
+        reinterpret_cast<Comm *>(engine_comm)
+            ->count_internode(static_cast<uint64_t>(route->remote_sends), route->remote_sent_bytes);
     }
 }
 
