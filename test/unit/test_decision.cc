@@ -288,8 +288,8 @@ void test_allreduce_rules(void **) {
     s.algorithm = ADAPT2_ALLREDUCE_RABENSEIFNER;
     assert_int_equal(pick(4, false), ADAPT2_ALLREDUCE_RABENSEIFNER);  // any op: folded in rank order
     assert_int_equal(choose_allreduce(s, 8 << 20, 5, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
-    // auto: Rabenseifner's in its range where the ring does not apply, on 4
-    // or at least 6 ranks
+    // auto: Rabenseifner's in its range, on a power of two ranks from 8
+    // before the ring, on 4 or 6 or more others where the ring does not apply
     s.algorithm = ADAPT2_ALLREDUCE_AUTO;
     s.rabenseifner_min_bytes = 64 << 10, s.rabenseifner_max_bytes = 4 << 20;
     assert_int_equal(pick((64 << 10) - 4, true), ADAPT2_ALLREDUCE_TREE);
@@ -299,6 +299,16 @@ void test_allreduce_rules(void **) {
     assert_int_equal(pick(256 << 10, true), ADAPT2_ALLREDUCE_RING);
     assert_int_equal(pick(256 << 10, false), ADAPT2_ALLREDUCE_RABENSEIFNER);  // no ring: rank order
     assert_int_equal(pick(4 << 20, false), ADAPT2_ALLREDUCE_TREE);
+    for (int p : {8, 64}) {
+        assert_int_equal(choose_allreduce(s, 1 << 20, p, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+        assert_int_equal(choose_allreduce(s, (4 << 20) - 8, p, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+        assert_int_equal(choose_allreduce(s, 4 << 20, p, true), ADAPT2_ALLREDUCE_RING);  // from its maximum
+    }
+    for (int p : {6, 7}) {
+        assert_int_equal(choose_allreduce(s, (256 << 10) - 4, p, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
+        assert_int_equal(choose_allreduce(s, 256 << 10, p, true), ADAPT2_ALLREDUCE_RING);
+        assert_int_equal(choose_allreduce(s, 256 << 10, p, false), ADAPT2_ALLREDUCE_RABENSEIFNER);
+    }
     for (int p : {3, 5}) assert_int_equal(choose_allreduce(s, 64 << 10, p, true), ADAPT2_ALLREDUCE_TREE);
     for (int p : {6, 7, 8, 64}) assert_int_equal(choose_allreduce(s, 64 << 10, p, true), ADAPT2_ALLREDUCE_RABENSEIFNER);
     // across nodes placed in blocks, before the ring; not round-robin

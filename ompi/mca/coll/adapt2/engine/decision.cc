@@ -352,6 +352,16 @@ adapt2_allreduce_algorithm_t choose_allreduce(const adapt2_allreduce_settings_t 
     // 512 KiB, even at 256 KiB and 1.2x at 128 KiB (hence from 256 KiB); 6
     // and 7 ranks like 8; on 3 and 5 ranks the tree was faster (the pairing
     // step costs a whole message there).
+    // On a power of two ranks from 8 it stays ahead of the ring in the ring's
+    // sizes too, up to its maximum (2 log2(p) steps against 2(p - 1)): on 8
+    // ranks at 1-2 MiB 0.82-0.94x the ring's mean time in three runs (last
+    // rank 0.86-0.99x). On 4 ranks (4 steps against 6) two runs disagreed
+    // (0.75-0.80x, then 0.92-1.16x), so 4 ranks keep the ring
+    // (docs/measurements.md, "Rabenseifner's before the ring").
+    why =
+        "auto, one node of a power of two ranks (at least 8), in [allreduce_rabenseifner_min_bytes, "
+        "allreduce_rabenseifner_max_bytes): Rabenseifner's";
+    if (power_of_two && comm_size >= 8 && rabenseifner_sizes) return ADAPT2_ALLREDUCE_RABENSEIFNER;
     why = "auto, in [allreduce_ring_min_bytes, allreduce_ring_max_bytes): the ring";
     if (can_ring && bytes >= s.ring_min_bytes && bytes < s.ring_max_bytes) return ADAPT2_ALLREDUCE_RING;
     why =
