@@ -1042,7 +1042,8 @@ NOISE_CHOICES = {'dist': ('fixed', 'exp', 'pareto'), 'phase': ('rand', 'same'),
 # noise_bench's RESULT fields kept in noise_raw.csv (numbers).
 NOISE_NUMBERS = ('t_clean_s', 't_noisy_s', 't_clean_max_s', 't_noisy_max_s',
                  'noise_per_rank_s', 'noise_level', 'events_per_rank', 'coll_clean_us',
-                 'coll_noisy_us', 'amplification', 'amp_last', 'sync_bound')
+                 'coll_noisy_us', 'amplification', 'amp_last', 'sync_bound', 'floor',
+                 'floor_last')
 # What the loops cost besides time (numbers, absent from older benchmarks;
 # all but the CPU times only where the component exports adapt2's MPI_T
 # counters): process CPU ms per rank; bytes copied per call so calls could
@@ -1063,7 +1064,11 @@ the median [min-max] over seeds x repeats of each component's amplification
 
 (1.0: each rank's noise costs only that rank; a lock-step collective
 approaches sync_bound, the fully synchronized expectation computed from the
-noise actually injected), the noise level (noise per rank / clean time) and
+noise actually injected; no algorithm gets below the floor, what the data's
+dependencies cost with that noise: a broadcast's root delays every rank, a
+reduce's root waits for every rank, an allreduce's ranks for each other, so
+a draw that gives the root more noise than the mean rank has a broadcast
+floor above 1), the noise level (noise per rank / clean time) and
 the ratio of the first component's median amplification to each other one's
 (< 1: the first component amplifies less).  Below each case's table: what
 the runs cost (medians): each rank's process CPU time per loop (clean /
@@ -1395,7 +1400,8 @@ def print_noise_table(a, np_, coll, size, labels, env):
     print()
     print('== %s %s np=%d: noise amplification, median [min-max] over %d runs (seeds %s x %d '
           'repeat%s); 1.0: each rank\'s noise costs only itself; sync: fully synchronized '
-          'expectation; level: noise per rank / clean time; ratio %s/other < 1: %s '
+          'expectation; floor: the least that the data\'s dependencies allow these draws '
+          '(median); level: noise per rank / clean time; ratio %s/other < 1: %s '
           'amplifies less' % (coll, human_size(size), np_, nsamp,
                               ','.join(map(str, a.seed_list)), a.repeat,
                               '' if a.repeat == 1 else 's', ref, ref))
@@ -1405,18 +1411,20 @@ def print_noise_table(a, np_, coll, size, labels, env):
         st = {lab: noise_case_stats(res[lab]) for lab in labels if res.get(lab)}
         every = [r for lab in labels for r in res.get(lab, [])]
         sync = statistics.median([r['sync_bound'] for r in every]) if every else None
+        floor = statistics.median([r['floor'] for r in every]) if every else None
         level = statistics.median([r['noise_level'] for r in every]) if every else None
         cells = [cell3(st[lab]['amplification']) if lab in st else '-' for lab in labels]
         ratios = [st[ref]['amplification'][0] / st[o]['amplification'][0]
                   if ref in st and o in st and st[o]['amplification'][0] > 0 else None
                   for o in others]
-        lines.append((spec, level, sync, cells, ratios))
+        lines.append((spec, level, sync, floor, cells, ratios))
         costs.append((spec, st))
         for lab in labels:
             if lab not in st:
                 continue
             row = dict(np=np_, collective=coll, size=size, noise=spec, component=lab,
                        runs=len(res[lab]), reference=ref, case_sync_bound='%.4f' % sync,
+                       case_floor='%.4f' % floor,
                        case_noise_level='%.4f' % level)
             for k in NOISE_NUMBERS + NOISE_COST:
                 for name, v in zip(('median', 'min', 'max'), st[lab][k] or ('', '', '')):
@@ -1433,13 +1441,15 @@ def print_noise_table(a, np_, coll, size, labels, env):
 def print_noise_lines(labels, lines):
     ref, others = labels[0], labels[1:]
     sw = max([len(l[0]) for l in lines] + [5]) + 2
-    w = max([len(c) for l in lines for c in l[3]] + [len(x) for x in labels]) + 2
+    w = max([len(c) for l in lines for c in l[4]] + [len(x) for x in labels]) + 2
     rnames = ['%s/%s' % (ref, o) for o in others]
-    print('%-*s%8s%7s' % (sw, 'noise', 'level', 'sync') + ''.join('%*s' % (w, x) for x in labels)
+    print('%-*s%8s%7s%7s' % (sw, 'noise', 'level', 'sync', 'floor')
+          + ''.join('%*s' % (w, x) for x in labels)
           + ''.join('%*s' % (len(r) + 2, r) for r in rnames))
-    for spec, level, sync, cells, ratios in lines:
-        print('%-*s%7.1f%%%7s' % (sw, spec, 100 * level if level is not None else float('nan'),
-                                  '%.2f' % sync if sync is not None else '-')
+    for spec, level, sync, floor, cells, ratios in lines:
+        print('%-*s%7.1f%%%7s%7s' % (sw, spec, 100 * level if level is not None else float('nan'),
+                                     '%.2f' % sync if sync is not None else '-',
+                                     '%.2f' % floor if floor is not None else '-')
               + ''.join('%*s' % (w, c) for c in cells)
               + ''.join('%*s' % (len(n) + 2, '%.2f' % r if r is not None else '-')
                         for n, r in zip(rnames, ratios)))
@@ -1573,7 +1583,7 @@ def cost_closing(a, env, np_, coll, labels):
 
 def write_noise_summary(env, rows):
     fields = ['np', 'collective', 'size', 'noise', 'component', 'runs', 'reference',
-              'case_noise_level', 'case_sync_bound', 'ratio_amplification']
+              'case_noise_level', 'case_sync_bound', 'case_floor', 'ratio_amplification']
     fields += ['%s_%s' % (k, n) for k in NOISE_NUMBERS + NOISE_COST
                for n in ('median', 'min', 'max')]
     with open(env.sum_path, 'w', newline='') as f:

@@ -33,7 +33,18 @@
  *       what a fully synchronized (lock-step) collective costs: every
  *       iteration waits for the noisiest rank of that iteration (computed
  *       from the noise actually injected);
- *   amp_last      = (max_r Tn_r - max_r Tc_r) / mean_r N_r (the last rank).
+ *   amp_last      = (max_r Tn_r - max_r Tc_r) / mean_r N_r (the last rank);
+ *   floor, floor_last: the least amplification (mean, last rank) that the
+ *       data's dependencies allow this draw of noise, whatever the algorithm
+ *       (no latency, unbounded decoupling): rank r's delay after call i is
+ *         D_r,i = max(D_r,i-1 + n_r,i, max over its sources s of E_s,i)
+ *       where a source's data leaves at E_s,i = D_s,i-1 + n_s,i (blocking:
+ *       after its work) or D_s,i-1 (non-blocking: posted before the work),
+ *       and the sources are: a broadcast's non-root, the root; a reduce's
+ *       root, every rank; an allreduce's rank, every rank (then floor is
+ *       sync_bound); a broadcast's root and a reduce's non-roots none. So a
+ *       broadcast whose root draws more noise than the mean rank cannot
+ *       reach 1: its root's noise reaches every rank.
  * With one noisy rank out of np, lock-step gives np, full absorption 1.
  *
  * Validation (-c): before each loop the sources fill their buffers with a
@@ -743,6 +754,49 @@ static const char *size_name(size_t n, char *b, size_t len)
     return b;
 }
 
+/* Whether `src`'s data is needed by `r` to complete a call of `d` (the
+ * floor's dependencies: see the head of this file). */
+static int needs(const coll_desc_t *d, int root, int r, int src)
+{
+    if (src == r) return 0;
+    if (d->flow == ROOT_SENDS) return src == root;
+    if (d->flow == ROOT_RECEIVES) return r == root;
+    return 1;
+}
+
+/* The floor and floor_last (head of this file) from every rank's noise per
+ * iteration (noise[r * n + i], us), over the mean noise per rank (us). */
+static void dependency_floor(const coll_desc_t *d, int root, int np, int n, const double *noise, double mean_noise,
+                             double *floor, double *floor_last)
+{
+    double *delay = calloc((size_t) np, sizeof(double)), *leaves = calloc((size_t) np, sizeof(double));
+    if (!delay || !leaves || mean_noise <= 0) {
+        *floor = *floor_last = NAN;
+        free(delay);
+        free(leaves);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        /* every rank's departure E_s,i first, from the delays after call i - 1 */
+        for (int s = 0; s < np; s++) leaves[s] = delay[s] + (d->blocking ? noise[(size_t) s * n + i] : 0);
+        for (int r = 0; r < np; r++) {
+            double t = delay[r] + noise[(size_t) r * n + i];
+            for (int s = 0; s < np; s++)
+                if (needs(d, root, r, s) && leaves[s] > t) t = leaves[s];
+            delay[r] = t;
+        }
+    }
+    double sum = 0, most = 0;
+    for (int r = 0; r < np; r++) {
+        sum += delay[r];
+        most = delay[r] > most ? delay[r] : most;
+    }
+    *floor = sum / np / mean_noise;
+    *floor_last = most / mean_noise;
+    free(delay);
+    free(leaves);
+}
+
 static void report(const options_t *o, const ctx_t *c, const loop_result_t *clean, const loop_result_t *noisy,
                    const double *per_iter_noise, int noisy_rank, int valid, const char *canon)
 {
@@ -794,6 +848,8 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
     double amp_last = noise > 0 ? (mn - mc) / noise : NAN;
     double sync_bound = noise > 0 ? 1e-6 * sync / noise : NAN;
     double level = tc > 0 ? noise / tc : NAN;
+    double floor_mean, floor_last;
+    dependency_floor(o->coll, c->root, np, n, allnoise, snoise / np, &floor_mean, &floor_last);
 
     if (!o->quiet) {
         printf(
@@ -826,11 +882,11 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
         "compute=%s noise=%s seed=%llu noisy_ranks=%d t_clean_s=%.6f t_noisy_s=%.6f "
         "t_clean_max_s=%.6f t_noisy_max_s=%.6f noise_per_rank_s=%.6f noise_level=%.4f "
         "events_per_rank=%.2f coll_clean_us=%.2f coll_noisy_us=%.2f amplification=%.4f "
-        "amp_last=%.4f sync_bound=%.4f validate=%s thread=%s cpu_clean_ms=%.3f "
-        "cpu_noisy_ms=%.3f",
+        "amp_last=%.4f sync_bound=%.4f floor=%.4f floor_last=%.4f validate=%s thread=%s "
+        "cpu_clean_ms=%.3f cpu_noisy_ms=%.3f",
         o->coll->name, o->size, np, c->root, c->type->name, n, o->compute_us, o->spin_compute ? "spin" : "sleep", canon,
         o->seed, nnoisy, tc, tn, mc, mn, noise, level, sev / np, 1e6 * scc / np / n, 1e6 * scn / np / n, amp, amp_last,
-        sync_bound, o->validate ? (valid ? "ok" : "FAILED") : "off", thread_level_name(c->thread_level), kc.cpu_ms,
+        sync_bound, floor_mean, floor_last, o->validate ? (valid ? "ok" : "FAILED") : "off", thread_level_name(c->thread_level), kc.cpu_ms,
         kn.cpu_ms);
     if (have)
         printf(
@@ -845,9 +901,9 @@ static void report(const options_t *o, const ctx_t *c, const loop_result_t *clea
     printf(
         "%s %s np=%d: clean %.3f s, noisy %.3f s, noise %.3f s per rank (%.1f%% of the "
         "clean time, %.1f events, %d noisy ranks): amplification %.2f (fully "
-        "synchronized: %.2f; 1.0: each rank's noise costs only itself)\n",
+        "synchronized: %.2f; the data's dependencies alone: %.2f; 1.0: each rank's noise costs only itself)\n",
         o->coll->name, size_name(o->size, sz, sizeof(sz)), np, tc, tn, noise, 100 * level, sev / np, nnoisy, amp,
-        sync_bound);
+        sync_bound, floor_mean);
     printf("%s %s np=%d cost: CPU per rank %.1f ms clean, %.1f ms noisy (thread level %s)", o->coll->name,
            size_name(o->size, sz, sizeof(sz)), np, kc.cpu_ms, kn.cpu_ms, thread_level_name(c->thread_level));
     if (have) {

@@ -68,6 +68,30 @@ run_bench "bench: adapt2 ireduce, periodic noise on rank 1, polling" "$ADAPT2_EN
 run_bench "bench: adapt2 allreduce, pareto noise, every iteration checked" "$ADAPT2_ENV" 4 \
     -i 20 -x 2 -m 4K -C -n p=0.2,d=2ms,dist=pareto,alpha=1.5,cap=20ms,frac=0.5
 
+# The floor (what the data's dependencies alone cost) with noise on one rank
+# of 4, N in all: a broadcast root's noise delays every rank (4N / 4 over N/4
+# each: 4), a leaf's only itself (1); a reduce's root waits for a noisy leaf
+# (mean 2N/4: 2, the root 4); an allreduce's ranks all wait (4, the fully
+# synchronized figure).
+floor_is() { # NAME FLOOR FLOOR_LAST
+    local got
+    got="$(value floor) $(value floor_last)"
+    if [ "$got" = "$2 $3" ]; then
+        passed=$((passed + 1)); echo "ok   $1: floor $2, last $3"
+    else
+        failed=$((failed + 1)); echo "FAIL $1: floor and floor_last '$got', wanted '$2 $3'"
+    fi
+}
+ONE="-i 20 -x 2 -m 4K -s 3"
+run_bench "bench: bcast, noise on the root only" "$ADAPT2_ENV" 4 $ONE -c -n p=0.5,d=2ms,ranks=0
+floor_is "bcast, the root's noise" 4.0000 4.0000
+run_bench "bench: bcast, noise on a leaf only" "$ADAPT2_ENV" 4 $ONE -c -n p=0.5,d=2ms,ranks=2
+floor_is "bcast, a leaf's noise" 1.0000 4.0000
+run_bench "bench: reduce, noise on a leaf only" "$ADAPT2_ENV" 4 $ONE -c -k reduce -n p=0.5,d=2ms,ranks=2
+floor_is "reduce, a leaf's noise" 2.0000 4.0000
+run_bench "bench: iallreduce, noise on one rank" "$ADAPT2_ENV" 4 $ONE -c -k iallreduce -n p=0.5,d=2ms,ranks=1
+floor_is "iallreduce, one rank's noise" 4.0000 4.0000
+
 # compare.py noise (and the latency mode's best-other line); compare.py
 # selects each component itself: nothing may force adapt2 here.
 unset OMPI_MCA_coll_adapt2_priority OMPI_MCA_mca_base_component_path

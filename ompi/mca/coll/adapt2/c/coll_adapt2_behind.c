@@ -34,7 +34,16 @@
 
 #include "opal/runtime/opal_progress.h"
 
-enum { kMaxSlots = 64 };
+/* kMaxSlots bounds how many calls a rank may run ahead of a late peer (within
+ * coll_adapt2_detach_max_bytes): 64 slots, 256 KiB of 4 KiB calls, let a
+ * noise loop's root fall behind its leaves only by 64 calls, and then each
+ * leaf waited for it (perf/noise_bench -k reduce -m 4096 -s 6 at np 8: 1.49
+ * amplification against the data's floor of 1.00, and 1.005 with 2048 slots;
+ * docs/measurements.md, "The floor"). A send completes only as the PML
+ * progresses, which a caller that never waits does not do, so past
+ * kReclaimFrom slots in use each call progresses once first: a ring whose
+ * peers keep up stays near that many slots, the rest is slack for late ones. */
+enum { kMaxSlots = 512, kReclaimFrom = 64 };
 
 typedef struct behind_slot {
     volatile int32_t in_flight; /* its call's sends not over yet */
@@ -136,6 +145,9 @@ static behind_slot_t *take(mca_coll_adapt2_module_t *module, ompi_communicator_t
     mca_coll_adapt2_behind_t *b = module->behind;
     if (NULL == b || bytes > b->slot_bytes) {
         return NULL;
+    }
+    if (b->used >= kReclaimFrom) {
+        opal_progress();
     }
     give_back(b, false);
     b->waited = b->used == b->slots;
