@@ -173,13 +173,25 @@ long long total_errors(long long local, MPI_Comm comm)
     return total;
 }
 
+void print_per_rank_ranges(const char *program, int n, const char *const *what, const long long *local, MPI_Comm comm)
+{
+    long long both[8] = {0}, extremes[8] = {0}; /* per value: the most, minus the fewest */
+    int rank;
+    if (n > 4) n = 4;
+    for (int i = 0; i < n; ++i) {
+        both[2 * i] = local[i];
+        both[2 * i + 1] = -local[i];
+    }
+    MPI_Allreduce(both, extremes, 2 * n, MPI_LONG_LONG, MPI_MAX, comm); /* one collective for all */
+    MPI_Comm_rank(comm, &rank);
+    for (int i = 0; i < n && rank == 0; ++i) {
+        printf("%s: %s per rank: %lld-%lld\n", program, what[i], -extremes[2 * i + 1], extremes[2 * i]);
+    }
+}
+
 void print_per_rank_range(const char *program, const char *what, long long local, MPI_Comm comm)
 {
-    long long both[2] = {local, -local}, extremes[2]; /* the most, minus the fewest */
-    int rank;
-    MPI_Allreduce(both, extremes, 2, MPI_LONG_LONG, MPI_MAX, comm);
-    MPI_Comm_rank(comm, &rank);
-    if (rank == 0) printf("%s: %s per rank: %lld-%lld\n", program, what, -extremes[1], extremes[0]);
+    print_per_rank_ranges(program, 1, &what, &local, comm);
 }
 
 static thread_worker_t *worker_at(void *workers, int t, size_t size)

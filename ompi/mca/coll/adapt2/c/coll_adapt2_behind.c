@@ -38,8 +38,9 @@
  * coll_adapt2_detach_max_bytes): 64 slots, 256 KiB of 4 KiB calls, let a
  * noise loop's root fall behind its leaves only by 64 calls, and then each
  * leaf waited for it (perf/noise_bench -k reduce -m 4096 -s 6 at np 8: 1.49
- * amplification against the data's floor of 1.00, and 1.005 with 2048 slots;
- * docs/measurements.md, "The floor"). A send completes only as the PML
+ * amplification against the data's floor of 1.00; 1.005 with 2048 slots,
+ * 0.98-1.05 with 512, where that root falls about 40 calls behind;
+ * docs/measurements.md, "The floor of the noise loop"). A send completes only as the PML
  * progresses, which a caller that never waits does not do, so past
  * kReclaimFrom slots in use each call progresses once first: a ring whose
  * peers keep up stays near that many slots, the rest is slack for late ones. */
