@@ -16,20 +16,22 @@ DIRECT="bcast of [0-9]+ bytes from [0-9]+: direct path"
 ENGINE="bcast of [0-9]+ bytes from [0-9]+, algorithm"
 V20="--mca coll_adapt2_verbose 20"
 
-# direct_calls NAME EXPECTED: the program's count of direct calls
-# (coll_adapt2_direct_calls, "direct calls per rank: FEWEST-MOST") was
-# EXPECTED on every rank. Counted, not read off the verbose lines: under
-# load mpirun may forward a rank's output in pieces that interleave with
-# another rank's, so a count of lines is not exact.
-direct_calls() {
+# per_rank WHAT NAME RANGE: the program's "WHAT per rank: FEWEST-MOST" line
+# said RANGE.
+per_rank() {
     local seen
-    seen=$(sed -nE 's/.*direct calls per rank: ([0-9]+-[0-9]+).*/\1/p' "$LOG")
-    if [ "$seen" = "$2-$2" ]; then
-        passed=$((passed + 1)); echo "ok   $1 ($2 per rank)"
+    seen=$(sed -nE "s/.*$1 per rank: ([0-9]+-[0-9]+).*/\1/p" "$LOG")
+    if [ "$seen" = "$3" ]; then
+        passed=$((passed + 1)); echo "ok   $2 ($3 $1 per rank)"
     else
-        failed=$((failed + 1)); echo "FAIL $1: expected $2 direct calls on every rank, saw ${seen:-none}"
+        failed=$((failed + 1)); echo "FAIL $2: expected $3 $1 per rank, saw ${seen:-none}"
     fi
 }
+# direct_calls NAME EXPECTED: the program's count of direct calls
+# (coll_adapt2_direct_calls) was EXPECTED on every rank. Counted, not read
+# off the verbose lines: under load mpirun may forward a rank's output in
+# pieces that interleave with another rank's, so a count of lines is not exact.
+direct_calls() { per_rank "direct calls" "$1" "$2-$2"; }
 
 # calls: the calls per rank bcast_check reported.
 calls() { sed -nE 's/.* ([0-9]+) calls per rank: ok/\1/p' "$LOG"; }
@@ -162,18 +164,10 @@ check "np 4, allreduce of derived types with holes, packed" 4 $V20 --mca mpi_par
 split_at 8192
 check "np 6, allreduce (auto: the tree)" 6 -- "$BIN/reduce_check" --coll allreduce --types int --ops sum --counts 1,17
 direct_calls "np 6: none direct" 0
-# bytes_sent NAME RANGE: the program's growth of coll_adapt2_bytes_sent
-# ("bytes sent per rank: FEWEST-MOST") was RANGE: what the direct path adds
-# for its calls (counted from the route, planned once per size).
-bytes_sent() {
-    local seen
-    seen=$(sed -nE 's/.*bytes sent per rank: ([0-9]+-[0-9]+).*/\1/p' "$LOG")
-    if [ "$seen" = "$2" ]; then
-        passed=$((passed + 1)); echo "ok   $1 ($2 bytes per rank)"
-    else
-        failed=$((failed + 1)); echo "FAIL $1: expected $2 bytes sent per rank, saw ${seen:-none}"
-    fi
-}
+# bytes_sent NAME RANGE: the program's growth of coll_adapt2_bytes_sent was
+# RANGE: what the direct path adds for its calls (counted from the route,
+# planned once per size).
+bytes_sent() { per_rank "bytes sent" "$1" "$2"; }
 check "np 8, allreduce of 100 and 200 B: the counters" 8 -- "$BIN/reduce_check" --coll allreduce --types int \
     --ops sum --counts 25,50
 direct_calls "np 8: both direct" 2
