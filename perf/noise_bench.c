@@ -772,20 +772,21 @@ static int needs(const coll_desc_t *d, int root, int r, int src)
 static void dependency_floor(const coll_desc_t *d, int root, int np, int n, const double *noise, double mean_noise,
                              double *floor, double *floor_last)
 {
-    double *delay = calloc((size_t) np, sizeof(double)), *leaves = calloc((size_t) np, sizeof(double));
-    if (!delay || !leaves || mean_noise <= 0) {
-        *floor = *floor_last = NAN;
+    *floor = *floor_last = NAN;
+    if (mean_noise <= 0) return;
+    double *delay = calloc((size_t) np, sizeof(double)), *departs = calloc((size_t) np, sizeof(double));
+    if (!delay || !departs) {
         free(delay);
-        free(leaves);
+        free(departs);
         return;
     }
     for (int i = 0; i < n; i++) {
         /* every rank's departure E_s,i first, from the delays after call i - 1 */
-        for (int s = 0; s < np; s++) leaves[s] = delay[s] + (d->blocking ? noise[(size_t) s * n + i] : 0);
+        for (int s = 0; s < np; s++) departs[s] = delay[s] + (d->blocking ? noise[(size_t) s * n + i] : 0);
         for (int r = 0; r < np; r++) {
             double t = delay[r] + noise[(size_t) r * n + i];
             for (int s = 0; s < np; s++)
-                if (needs(d, root, r, s) && leaves[s] > t) t = leaves[s];
+                if (needs(d, root, r, s) && departs[s] > t) t = departs[s];
             delay[r] = t;
         }
     }
@@ -797,7 +798,7 @@ static void dependency_floor(const coll_desc_t *d, int root, int np, int n, cons
     *floor = sum / np / mean_noise;
     *floor_last = most / mean_noise;
     free(delay);
-    free(leaves);
+    free(departs);
 }
 
 static void report(const options_t *o, const ctx_t *c, const loop_result_t *clean, const loop_result_t *noisy,

@@ -175,9 +175,13 @@ long long total_errors(long long local, MPI_Comm comm)
 
 void print_per_rank_ranges(const char *program, int n, const char *const *what, const long long *local, MPI_Comm comm)
 {
-    long long both[8] = {0}, extremes[8] = {0}; /* per value: the most, minus the fewest */
+    enum { kMost = 4 };
+    long long both[2 * kMost] = {0}, extremes[2 * kMost] = {0}; /* per value: the most, minus the fewest */
     int rank;
-    if (n > 4) n = 4;
+    if (n < 1 || n > kMost) {
+        fprintf(stderr, "%s: print_per_rank_ranges takes 1-%d counts, not %d\n", program, kMost, n);
+        MPI_Abort(comm, 2);
+    }
     for (int i = 0; i < n; ++i) {
         both[2 * i] = local[i];
         both[2 * i + 1] = -local[i];

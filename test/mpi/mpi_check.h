@@ -36,8 +36,8 @@ long long total_errors(long long local, MPI_Comm comm);
 /* Rank 0 prints "PROGRAM: WHAT per rank: FEWEST-MOST" of a count each rank
  * has (exact where interleaved verbose lines are not: test/mpi/direct.sh). */
 void print_per_rank_range(const char *program, const char *what, long long local, MPI_Comm comm);
-/* The same for up to 4 counts in one collective (tests count the program's
- * own collectives in verbose lines). */
+/* The same for 1-4 counts in one collective (tests count the program's own
+ * collectives in verbose lines). */
 void print_per_rank_ranges(const char *program, int n, const char *const *what, const long long *local, MPI_Comm comm);
 
 /* The MPI_THREAD_MULTIPLE harness. `workers` holds `count` structs of

@@ -180,9 +180,11 @@ void reduce_scatter_route(const Comm &comm, const CallPlan &plan, adapt2_direct_
 // whole message, but an allgather's or a reduce-scatter's is some of the p
 // blocks.
 void count_sent_bytes(const Comm &comm, int collective, size_t message_bytes, adapt2_direct_route_t *route) {
-    route->sent_bytes = message_bytes * static_cast<uint64_t>(route->sends);
-    route->remote_sent_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
-    if (collective != ADAPT2_COLL_ALLGATHER && collective != ADAPT2_COLL_REDUCE_SCATTER_BLOCK) return;
+    if (collective != ADAPT2_COLL_ALLGATHER && collective != ADAPT2_COLL_REDUCE_SCATTER_BLOCK) {
+        route->sent_bytes = message_bytes * static_cast<uint64_t>(route->sends);
+        route->remote_sent_bytes = message_bytes * static_cast<uint64_t>(route->remote_sends);
+        return;
+    }
     const uint64_t block = message_bytes / static_cast<uint64_t>(comm.size());
     route->sent_bytes = route->remote_sent_bytes = 0;
     for (int i = 0; i < route->steps; ++i) {
