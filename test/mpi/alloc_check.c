@@ -15,6 +15,11 @@
  * sees the component's.
  *
  *   alloc_check [--calls N] [--bytes B] [--expect-allocations]
+ *   alloc_check --allgather [--calls N] [--bytes B]
+ * --allgather: blocking MPI_Allgather of B bytes of ints per rank into a
+ * result with holes (every other int), which the direct path gathers in
+ * scratch (above 64 KiB in all, the staging pool's): no allocation once warm
+ * either, every block and every hole checked.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -198,9 +203,86 @@ static long run_case(int kind, int blocking, int count, int calls)
     return got;
 }
 
+/* ---- --allgather ---------------------------------------------------------- */
+
+/* Rank r's block in call `it` lands at stride 2 in the result: ints between
+ * them are holes that must stay as they were (kHole). */
+enum { kHole = -7 };
+
+static void allgather_fill(int *result, int count, int it)
+{
+    for (int k = 0; k < count; ++k) in[k] = value(rank, k, it);
+    for (long i = 0; i < 2L * count * np; ++i) result[i] = kHole;
+}
+
+static void allgather_check(const int *result, int count, int it)
+{
+    for (int r = 0; r < np; ++r) {
+        for (int k = 0; k < count; ++k) {
+            const long at = 2L * ((long) r * count + k);
+            if (result[at] != value(r, k, it) && errors++ < 5)
+                printf("rank %d: allgather call %d: rank %d's element %d is %d, expected %d\n", rank, it, r, k,
+                       result[at], value(r, k, it));
+            if (result[at + 1] != kHole && errors++ < 5)
+                printf("rank %d: allgather call %d: the hole after rank %d's element %d was written (%d)\n", rank,
+                       it, r, k, result[at + 1]);
+        }
+    }
+}
+
+/* Allocations per rank over `calls` allgathers of `count` ints (after a warm-up). */
+static long allgather_case(int count, int calls)
+{
+    MPI_Datatype strided, holes;
+    MPI_Type_vector(count, 1, 2, MPI_INT, &strided);
+    MPI_Type_create_resized(strided, 0, 2L * count * (long) sizeof(int), &holes);
+    MPI_Type_commit(&holes);
+    int *result = malloc(2 * (size_t) count * (size_t) np * sizeof(int));
+    long before = 0;
+    for (int it = 0; it < 50 + calls; ++it) {
+        if (it == 50) before = atomic_load(&allocations);
+        allgather_fill(result, count, it);
+        measuring = it >= 50;
+        MPI_Allgather(in, count, MPI_INT, result, 1, holes, MPI_COMM_WORLD);
+        measuring = 0;
+        allgather_check(result, count, it);
+    }
+    long got = atomic_load(&allocations) - before;
+    free(result);
+    MPI_Type_free(&holes);
+    MPI_Type_free(&strided);
+    return got;
+}
+
+static int run_allgather(int bytes, int calls)
+{
+    const int count = bytes / (int) sizeof(int);
+    in = malloc((size_t) count * sizeof(int));
+    const long direct_before = adapt2_counter("coll_adapt2_direct_calls");
+    long got = allgather_case(count, calls), max_got = 0;
+    MPI_Allreduce(&got, &max_got, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("alloc_check: allgather of %d bytes per rank into a result with holes: at most %ld allocations per "
+               "rank over %d calls\n",
+               bytes, max_got, calls);
+    if (got > 0) {
+        printf("rank %d: allgather of %d bytes allocated %ld times in %d calls\n", rank, bytes, got, calls), ++errors;
+        if (first_depth) {
+            fflush(stdout);
+            backtrace_symbols_fd(first_stack, first_depth, 1);
+        }
+    }
+    if (adapt2_counter("coll_adapt2_direct_calls") - direct_before < 50L + calls)
+        printf("rank %d: the allgathers did not all run on adapt2's direct path\n", rank), ++errors;
+    long long all = total_errors(errors, MPI_COMM_WORLD);
+    free(in);
+    MPI_Finalize();
+    return all == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-    int calls = 500, bytes = 256, expect_allocations = 0;
+    int calls = 500, bytes = 256, expect_allocations = 0, allgather = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--calls") && i + 1 < argc)
             calls = atoi(argv[++i]);
@@ -208,6 +290,8 @@ int main(int argc, char **argv)
             bytes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--expect-allocations"))
             expect_allocations = 1;
+        else if (!strcmp(argv[i], "--allgather"))
+            allgather = 1;
         else
             fail("unknown argument %s", argv[i]);
     }
@@ -218,6 +302,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const int count = bytes / (int) sizeof(int);
     if (count < 1) fail("--bytes must hold one int");
+    if (allgather) return run_allgather(bytes, calls);
     if ((long) count * (long) sizeof(int) > adapt2_get_long("coll_adapt2_detach_min_message"))
         fail("%d bytes are above coll_adapt2_detach_min_message: not the latency path", bytes);
     in = malloc((size_t) count * sizeof(int));

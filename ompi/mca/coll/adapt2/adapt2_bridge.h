@@ -472,6 +472,14 @@ void mca_coll_adapt2_engine_direct_done(adapt2_engine_comm_t *comm, int collecti
  * older call's sends to free a slot. */
 void mca_coll_adapt2_engine_direct_left_behind(size_t copied, int in_flight, int waited);
 
+/* Working memory of `bytes` for one direct call, from the communicator's
+ * staging pool (coll_adapt2_pool_max_bytes): cached by size, so calls of a
+ * size seen before allocate nothing; past the cap it is made for the call and
+ * freed when given back (counted in coll_adapt2_pool_overdrafts). NULL: no
+ * memory. Given back before the call returns. */
+char *mca_coll_adapt2_engine_scratch_borrow(adapt2_engine_comm_t *comm, size_t bytes);
+void mca_coll_adapt2_engine_scratch_give_back(adapt2_engine_comm_t *comm, size_t bytes, char *scratch);
+
 /* ---- implemented by the C layer ---------------------------------------- */
 
 /* Verbose output through the component's opal_output stream. */

@@ -6,9 +6,9 @@
  * node below allgather_direct_max_bytes) runs them
  * (engine/allgather_plan.h) with the PML's own calls, on packed bytes. The
  * working buffer is the result buffer itself where that is contiguous and
- * the blocks lie in rank order (p a power of two); otherwise it is the
- * route's scratch, delivered into the result at the end (undoing Bruck's
- * rotation). Each rank's own block comes from its send buffer, or in place
+ * the blocks lie in rank order (p a power of two); otherwise it is scratch
+ * (scratch(): no allocation once warm), delivered into the result at the
+ * end (undoing Bruck's rotation). Each rank's own block comes from its send buffer, or in place
  * from its block of the result. Whether a call goes direct never depends on
  * one rank's datatypes (ranks may describe one call's data differently).
  */
@@ -138,15 +138,17 @@ static int take_own(const mca_coll_adapt2_direct_t *d, gathered_t *g, const void
 }
 
 /* The blocks' room where the result cannot hold them: the route's scratch,
- * kept for the next call, up to kKeptScratchBytes; above, allocated for this
- * call alone (the module keeps no more than that whatever the sizes). */
+ * kept for the next call, up to kKeptScratchBytes; above, borrowed from the
+ * communicator's staging pool (cached by size within
+ * coll_adapt2_pool_max_bytes, so a repeated call allocates nothing, and the
+ * module keeps no more than that whatever the sizes). */
 enum { kKeptScratchBytes = 64 << 10 };
-static char *scratch(mca_coll_adapt2_direct_t *d, ompi_communicator_t *comm, int *rc)
+static char *scratch(mca_coll_adapt2_direct_t *d, adapt2_engine_comm_t *engine, ompi_communicator_t *comm, int *rc)
 {
     if (d->key.bytes <= kKeptScratchBytes) {
         return mca_coll_adapt2_direct_scratch(d, d->key.bytes, comm, rc);
     }
-    char *room = malloc(d->key.bytes);
+    char *room = mca_coll_adapt2_engine_scratch_borrow(engine, d->key.bytes);
     if (NULL == room) {
         *rc = OMPI_ERR_OUT_OF_RESOURCE;
         char why[160];
@@ -176,8 +178,9 @@ static int gather(const mca_coll_adapt2_direct_t *d, gathered_t *g, const void *
     return OMPI_SUCCESS;
 }
 
-static int run_allgather(mca_coll_adapt2_direct_t *d, const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf,
-                         int rcount, ompi_datatype_t *rdtype, ompi_communicator_t *comm)
+static int run_allgather(mca_coll_adapt2_direct_t *d, adapt2_engine_comm_t *engine, const void *sbuf, int scount,
+                         ompi_datatype_t *sdtype, void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                         ompi_communicator_t *comm)
 {
     const int size = ompi_comm_size(comm);
     gathered_t g = {NULL, d->key.bytes / (size_t) size, false, NULL, NULL};
@@ -188,14 +191,14 @@ static int run_allgather(mca_coll_adapt2_direct_t *d, const void *sbuf, int scou
         g.work = (char *) rbuf + lb;
     } else {
         int rc = OMPI_SUCCESS;
-        g.work = scratch(d, comm, &rc);
+        g.work = scratch(d, engine, comm, &rc);
         if (NULL == g.work) {
             return rc; /* reported */
         }
     }
     int rc = gather(d, &g, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     if (!g.in_result && d->key.bytes > kKeptScratchBytes) {
-        free(g.work);
+        mca_coll_adapt2_engine_scratch_give_back(engine, d->key.bytes, g.work);
     }
     return rc;
 }
@@ -219,7 +222,7 @@ bool mca_coll_adapt2_direct_allgather(const void *sbuf, int scount, ompi_datatyp
     if (NULL == d) {
         return false;
     }
-    *rc = run_allgather(d, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    *rc = run_allgather(d, module->engine, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     mca_coll_adapt2_engine_direct_done(module->engine, ADAPT2_COLL_ALLGATHER, &d->route);
     return true;
 }

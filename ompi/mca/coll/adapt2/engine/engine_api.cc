@@ -151,4 +151,16 @@ void mca_coll_adapt2_engine_count(int which, uint64_t amount) {
     adapt2::count(static_cast<adapt2::Counter>(which), amount);
 }
 
+char *mca_coll_adapt2_engine_scratch_borrow(adapt2_engine_comm_t *engine_comm, size_t bytes) {
+    try {
+        return reinterpret_cast<adapt2::Comm *>(engine_comm)->pool().borrow_one(bytes);
+    } catch (const std::bad_alloc &) {
+        return nullptr;  // the caller reports it with its call
+    }
+}
+
+void mca_coll_adapt2_engine_scratch_give_back(adapt2_engine_comm_t *engine_comm, size_t bytes, char *scratch) {
+    reinterpret_cast<adapt2::Comm *>(engine_comm)->pool().give_back_one(bytes, scratch);
+}
+
 }  // extern "C"
