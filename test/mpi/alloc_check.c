@@ -224,8 +224,8 @@ static void allgather_check(const int *result, int count, int it)
                 printf("rank %d: allgather call %d: rank %d's element %d is %d, expected %d\n", rank, it, r, k,
                        result[at], value(r, k, it));
             if (result[at + 1] != kHole && errors++ < 5)
-                printf("rank %d: allgather call %d: the hole after rank %d's element %d was written (%d)\n", rank,
-                       it, r, k, result[at + 1]);
+                printf("rank %d: allgather call %d: the hole after rank %d's element %d was written (%d)\n", rank, it,
+                       r, k, result[at + 1]);
         }
     }
 }
@@ -262,9 +262,10 @@ static int run_allgather(int bytes, int calls)
     long got = allgather_case(count, calls), max_got = 0;
     MPI_Allreduce(&got, &max_got, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("alloc_check: allgather of %d bytes per rank into a result with holes: at most %ld allocations per "
-               "rank over %d calls\n",
-               bytes, max_got, calls);
+        printf(
+            "alloc_check: allgather of %d bytes per rank into a result with holes: at most %ld allocations per "
+            "rank over %d calls\n",
+            bytes, max_got, calls);
     if (got > 0) {
         printf("rank %d: allgather of %d bytes allocated %ld times in %d calls\n", rank, bytes, got, calls), ++errors;
         if (first_depth) {
