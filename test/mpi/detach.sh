@@ -76,16 +76,26 @@ check "np 5, detach_max_message 65535: 64 KiB and 1 MiB calls wait, 4 KiB ones d
 # as with more ranks than cores; a grace period longer than scheduling
 # jitter): no copy in step, wait for the first late peer, copy while it lags
 # behind, watch again after 8 calls in step
+# Broadcasts of up to coll_adapt2_direct_watch_max (64 KiB) on one node watch
+# on the direct path (their copies go to the send-behind ring); with it 0
+# the engine's root watches.
 WATCH="--mca coll_adapt2_detach_await_min_bytes 1048576 --mca coll_adapt2_detach_grace_us 100000"
 FLAT="--mca coll_adapt2_reduce_algorithm flat"
+ENGINE="--mca coll_adapt2_direct_watch_max 0"
 for np in $(sweep 4 8); do
-    check "np $np, a watching root: copies only while a child lags behind (64 KiB)" $np $WATCH -- "$W" 65536 400
+    check "np $np, a watching root on the direct path: copies only while a child lags behind (16 KiB)" $np \
+        $WATCH -- "$W" 16384 400
+    check "np $np, a watching root (the engine's): copies only while a child lags behind (64 KiB)" $np $WATCH \
+        $ENGINE -- "$W" 65536 400
     check "np $np, watching reduce leaves: copy only while the root lags behind (64 KiB)" $np $WATCH $FLAT -- \
         "$W" 65536 400 16 reduce
 done
 full_only && check "np 3, a watching root, 512 KiB" 3 $WATCH -- "$W" 524288 400
 full_only && check "np 3, watching reduce leaves, 512 KiB" 3 $WATCH $FLAT -- "$W" 524288 400 16 reduce
-full_only && check "pml ucx: np 4, a watching root" 4 $UCX_FLAGS $WATCH -- "$W" 65536 400
+full_only && check "pml ucx: np 4, a watching root (the engine's)" 4 $UCX_FLAGS $WATCH $ENGINE -- "$W" 65536 400
+check "pml ucx: np 4, a watching root on the direct path (64 KiB)" 4 $UCX_FLAGS $WATCH -- "$W" 65536 400
+full_only && check "np 7, k-nomial radix 2 (the late child forwards): a watching root on the direct path (32 KiB)" 7 $WATCH \
+    --mca coll_adapt2_bcast_radix 2 -- "$W" 32768 400 16 bcast 4
 # multi-level (two emulated nodes): the late rank is the other node's leader
 check "np 4, 2 nodes, a watching root (segmented, multi-level)" 4 $WATCH --mca coll_adapt2_nodes block:2 -- \
     "$W" 65536 400 16 bcast 2
@@ -93,8 +103,11 @@ full_only && check "pml ucx: np 4, 2 nodes, a watching root" 4 $UCX_FLAGS $WATCH
     "$W" 65536 400 16 bcast 2
 full_only && check "pml ucx: np 4, watching reduce leaves" 4 $UCX_FLAGS $WATCH $FLAT -- "$W" 65536 400 16 reduce
 expect_failure "np 4, watching off (detach_watch_min_bytes 1 GiB): the root copies in step, and the test says so" \
-    "watch_check A: the broadcast root copied" 4 $WATCH --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- \
-    "$W" 65536 400
+    "watch_check A: the broadcast root copied" 4 $WATCH $ENGINE --mca coll_adapt2_detach_watch_min_bytes 1073741824 \
+    -- "$W" 65536 400
+expect_failure "np 4, direct path, sends always left behind (direct_detach_max 16 KiB): the root copies in step, \
+and the test says so" "watch_check A: the broadcast root copied" 4 $WATCH --mca coll_adapt2_direct_detach_max 16384 \
+    -- "$W" 16384 400
 expect_failure "np 4, watching off: reduce leaves copy in step, and the test says so" "watch_check A: a reduce leaf copied" \
     4 $WATCH $FLAT --mca coll_adapt2_detach_watch_min_bytes 1073741824 -- "$W" 65536 400 16 reduce
 

@@ -1157,6 +1157,7 @@ int main(int argc, char **argv)
      * (engine/late_peers.h: a watching rank's first call with a late peer
      * waits for it); watch_check tests that. */
     adapt2_set_long("coll_adapt2_detach_watch_min_bytes", LONG_MAX);
+    adapt2_set_long("coll_adapt2_direct_watch_max", 0); /* the direct path's watching broadcasts too */
     if (opt.expect == E_COUPLED && detach_max != 0)
         fail("--expect coupled needs --mca coll_adapt2_detach_max_message 0");
     if (opt.expect == E_DETACH && detach_max < (1 << 20))

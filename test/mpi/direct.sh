@@ -77,11 +77,26 @@ else
 fi
 all_direct "np 7, 257 B-16 KiB, k-nomial radix 2 (interior ranks forward from a copy)" 7 $V20 $DD16K \
     --mca coll_adapt2_bcast_radix 2 -- "$BIN/bcast_check" -t int,struct -s 600,4000,12000 -r all
-# The ring holds coll_adapt2_detach_max_bytes in slots of direct_detach_max
-# bytes (at most 512): a cap of 512 KiB gives 128 slots of 4 KiB (32 of 16
-# KiB), so that 200 calls ahead of a late rank fill it; from 64 slots in use
-# each call progresses first (reclaiming the completed ones).
-RING="--mca coll_adapt2_detach_max_bytes 524288"
+# Above direct_detach_max up to coll_adapt2_direct_watch_max (64 KiB), on one
+# node with single copy: direct too, the sends from the message while the
+# peers keep up (watch_check in detach.sh tests the turn to leaving them
+# behind while a peer comes late).
+WATCH0="--mca coll_adapt2_direct_watch_max 0"
+all_direct "np 4, 4-64 KiB (may detach): direct, sends watched, every root" 4 $V20 -- \
+    "$BIN/bcast_check" -t int,vector,struct -s 5000,16384,65536 -r all
+if grep -qE "$DIRECT, .*sends watched" "$LOG"; then
+    passed=$((passed + 1)); echo "ok   plan names the watched sends"
+else
+    failed=$((failed + 1)); echo "FAIL no verbose line names the direct path's watched sends"
+fi
+all_direct "np 7, 4-64 KiB, k-nomial radix 2 (interior ranks forward watching)" 7 $V20 \
+    --mca coll_adapt2_bcast_radix 2 -- "$BIN/bcast_check" -t int,struct -s 9000,40000 -r all
+# The ring holds coll_adapt2_detach_max_bytes in slots of the larger of
+# direct_detach_max and direct_watch_max bytes (at most 512): with watching
+# off a cap of 512 KiB gives 128 slots of 4 KiB (32 of 16 KiB), so that 200
+# calls ahead of a late rank fill it; from 64 slots in use each call
+# progresses first (reclaiming the completed ones).
+RING="--mca coll_adapt2_detach_max_bytes 524288 $WATCH0"
 for np in 3 4; do
     check "np $np, a late rank: roots and leaves run ahead, the ring fills and waits (2 KiB)" $np $RING -- \
         "$BIN/behind_check" 200 100 2048
@@ -94,17 +109,19 @@ fi
 # Not direct: non-blocking, large enough to detach, switched off, UCX transport.
 expect_output "np 4, non-blocking: through the engine" "$DIRECT" 0 4 $V20 -- \
     "$BIN/bcast_check" -t int -s 1,64 --nonblocking
-expect_output "np 4, above coll_adapt2_direct_detach_max (4 KiB): through the engine" "$DIRECT" 0 4 $V20 -- \
-    "$BIN/bcast_check" -t int,struct -s 5000,70000
+expect_output "np 4, above coll_adapt2_direct_watch_max (64 KiB): through the engine" "$DIRECT" 0 4 $V20 -- \
+    "$BIN/bcast_check" -t int,struct -s 70000,300000
+expect_output "np 4, direct_watch_max 0: above direct_detach_max (4 KiB) through the engine" "$DIRECT" 0 4 \
+    $V20 $WATCH0 -- "$BIN/bcast_check" -t int,struct -s 5000,70000
 # direct_detach_max raised to 16 KiB: above 4 KiB only on one node with single copy
-expect_output "np 4, direct_detach_max 16 KiB: 17 KiB and more through the engine" "$DIRECT" 0 4 $V20 \
-    $DD16K -- "$BIN/bcast_check" -t int,struct -s 17000,70000
-expect_output "np 6, 3 nodes of 2, direct_detach_max 16 KiB: 5-16 KiB through the engine (4 KiB across nodes)" \
+expect_output "np 4, direct_detach_max 16 KiB, watching off: 17 KiB and more through the engine" "$DIRECT" 0 4 \
+    $V20 $DD16K $WATCH0 -- "$BIN/bcast_check" -t int,struct -s 17000,70000
+expect_output "np 6, 3 nodes of 2, direct_detach_max 16 KiB: 5-16 KiB through the engine (4 KiB across nodes, no watching)" \
     "$DIRECT" 0 6 $V20 $DD16K --mca coll_adapt2_nodes block:2 -- "$BIN/bcast_check" -t int,struct -s 5000,16000 -r all
-expect_output "np 4, single_copy no, direct_detach_max 16 KiB: 5-16 KiB through the engine (at most 4 KiB)" \
+expect_output "np 4, single_copy no, direct_detach_max 16 KiB: 5-16 KiB through the engine (at most 4 KiB, no watching)" \
     "$DIRECT" 0 4 $V20 $DD16K --mca coll_adapt2_single_copy no -- "$BIN/bcast_check" -t int,struct -s 5000,16000
-expect_output "np 4, direct_detach_max 0: 257 B and more (may detach) through the engine" "$DIRECT" 0 4 $V20 \
-    --mca coll_adapt2_direct_detach_max 0 -- "$BIN/bcast_check" -t int,struct -s 300,1000
+expect_output "np 4, direct_detach_max 0, watching off: 257 B and more (may detach) through the engine" "$DIRECT" \
+    0 4 $V20 --mca coll_adapt2_direct_detach_max 0 $WATCH0 -- "$BIN/bcast_check" -t int,struct -s 300,1000
 expect_output "np 4, coll_adapt2_direct_path 0: through the engine" "$DIRECT" 0 4 $V20 \
     --mca coll_adapt2_direct_path 0 -- "$BIN/bcast_check" -t int,vector -s 1,64
 if grep -q "UCX: context and worker created" "$ADAPT2_BUILDDIR/.libs/mca_coll_adapt2.so" 2>/dev/null; then

@@ -5,12 +5,12 @@
  * broadcasts (the direct path, no request) interleaved with outstanding
  * MPI_Ibcast calls (the engine's, with reserved tags), with blocking
  * broadcasts that may detach (still sending after they return: through the
- * engine, and on the direct path with their sends left behind), on
+ * engine, and on the direct path with their sends left behind or watched), on
  * MPI_COMM_WORLD and on a duplicate, roots rotating. Every byte of every call
  * is checked on every rank. Small blocking allreduces (direct where the
  * plan is recursive doubling) run among outstanding MPI_Iallreduce calls.
  * coll_adapt2_direct_calls must have grown by exactly the number of small
- * and left-behind blocking calls the script says go direct (argument 1: 0 none, 1 the
+ * left-behind and watched blocking calls the script says go direct (argument 1: 0 none, 1 the
  * broadcasts, 2 the broadcasts and the allreduces).
  *   direct_mix [direct expected (1)] [rounds (40)]
  */
@@ -20,10 +20,11 @@
 
 #include "mpi_check.h"
 
-#define SMALL 24    /* ints: 96 bytes, below coll_adapt2_detach_min_message */
-#define BEHIND 500  /* ints: 2000 bytes, may detach: direct, sends left behind (coll_adapt2_direct_detach_max) */
-#define MEDIUM 5000 /* ints: 20000 bytes, may detach: through the engine (above direct_detach_max) */
-#define LARGE 40000 /* ints: segmented */
+#define SMALL 24     /* ints: 96 bytes, below coll_adapt2_detach_min_message */
+#define BEHIND 500   /* ints: 2000 bytes, may detach: direct, sends left behind (coll_adapt2_direct_detach_max) */
+#define WATCHED 4000 /* ints: 16000 bytes, may detach: direct, sends watched (coll_adapt2_direct_watch_max) */
+#define MEDIUM 20000 /* ints: 80000 bytes, may detach: through the engine (above direct_watch_max) */
+#define LARGE 40000  /* ints: segmented */
 
 static int rank, size;
 static long long errors;
@@ -80,8 +81,8 @@ static int allreduces_on(MPI_Comm comm, int call)
     return 2;
 }
 
-static int round_on(MPI_Comm comm, int call, int *large, int *medium, int *behind, int *small_a, int *small_b,
-                    int *ismall)
+static int round_on(MPI_Comm comm, int call, int *large, int *medium, int *watched, int *behind, int *small_a,
+                    int *small_b, int *ismall)
 {
     MPI_Request req[2];
     int r0 = call % size, r1 = (call + 1) % size, r2 = (call + 2) % size;
@@ -93,6 +94,8 @@ static int round_on(MPI_Comm comm, int call, int *large, int *medium, int *behin
     MPI_Ibcast(ismall, SMALL, MPI_INT, r2, comm, &req[1]);
     fill(medium, MEDIUM, call + 3, r0);
     MPI_Bcast(medium, MEDIUM, MPI_INT, r0, comm); /* may return before its sends are over */
+    fill(watched, WATCHED, call + 6, r2);
+    MPI_Bcast(watched, WATCHED, MPI_INT, r2, comm); /* direct, from the message while the peers keep up */
     fill(behind, BEHIND, call + 5, r1);
     MPI_Bcast(behind, BEHIND, MPI_INT, r1, comm); /* direct; returns before its sends are over */
     fill(small_b, SMALL, call + 4, r2);
@@ -102,9 +105,10 @@ static int round_on(MPI_Comm comm, int call, int *large, int *medium, int *behin
     check(small_a, SMALL, call + 1, r1, "Bcast small");
     check(ismall, SMALL, call + 2, r2, "Ibcast small");
     check(medium, MEDIUM, call + 3, r0, "Bcast medium");
+    check(watched, WATCHED, call + 6, r2, "Bcast with its sends watched");
     check(behind, BEHIND, call + 5, r1, "Bcast with its sends left behind");
     check(small_b, SMALL, call + 4, r2, "Bcast small after medium");
-    return 3; /* direct blocking broadcasts */
+    return 4; /* direct blocking broadcasts */
 }
 
 int main(int argc, char **argv)
@@ -114,14 +118,14 @@ int main(int argc, char **argv)
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     int *large = malloc(LARGE * sizeof(int)), *medium = malloc(MEDIUM * sizeof(int)),
-        *behind = malloc(BEHIND * sizeof(int));
+        *behind = malloc(BEHIND * sizeof(int)), *watched = malloc(WATCHED * sizeof(int));
     int small[3][SMALL];
     adapt2_counter("coll_adapt2_direct_calls"); /* the baseline, after the dup */
     long long small_bcasts = 0, small_allreduces = 0;
     for (int i = 0; i < rounds; ++i) {
         MPI_Comm comm = i % 2 ? dup : MPI_COMM_WORLD;
-        small_bcasts += round_on(comm, 6 * i, large, medium, behind, small[0], small[1], small[2]);
-        small_allreduces += allreduces_on(comm, 6 * i);
+        small_bcasts += round_on(comm, 7 * i, large, medium, watched, behind, small[0], small[1], small[2]);
+        small_allreduces += allreduces_on(comm, 7 * i);
     }
     long long direct = adapt2_counter("coll_adapt2_direct_calls");
     long long wrong = total_errors(errors, MPI_COMM_WORLD);
@@ -131,6 +135,7 @@ int main(int argc, char **argv)
     if (0 == rank) printf("direct_mix: np %d, %d rounds, %lld direct calls per rank: ok\n", size, rounds, direct);
     free(large);
     free(behind);
+    free(watched);
     free(medium);
     MPI_Comm_free(&dup);
     MPI_Finalize();

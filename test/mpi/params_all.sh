@@ -81,6 +81,7 @@ trace_max_events                  range                  traced
 detach_min_message                range
 direct_path                       range
 direct_detach_max                 range
+direct_watch_max                  range
 detach_max_message                range
 detach_max_bytes                  range
 detach_grace_us                   range

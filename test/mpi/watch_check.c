@@ -6,7 +6,10 @@
  * blocking broadcast root, and a blocking reduce leaf of the root, send from
  * the user's buffer and wait while their peers are in step, copy at once
  * (and return) from the call after a peer came late, while the peers lag
- * behind, and watch again after 8 calls in step.
+ * behind, and watch again after 8 calls in step. So does a broadcast root
+ * on the direct path above coll_adapt2_direct_detach_max up to
+ * coll_adapt2_direct_watch_max (c/coll_adapt2_behind.c: its copies go to the
+ * send-behind ring).
  *
  * Root 0. Broadcasts: the watcher is the root, the late rank the last one.
  * Reduces (run with a flat reduce tree, so that every other rank is a leaf

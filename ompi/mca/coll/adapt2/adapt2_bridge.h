@@ -59,6 +59,8 @@ typedef struct adapt2_bcast_settings {
     size_t detach_max_message; /* complete early (see below) up to this many bytes; 0: never */
     size_t direct_detach_max;  /* the direct path leaves its sends behind up to this many (above
                                   detach_min_message; coll_adapt2_direct_detach_max) */
+    size_t direct_watch_max;   /* ... and a broadcast's, while its peers come late, up to this
+                                  many (coll_adapt2_direct_watch_max) */
     size_t await_min_bytes;    /* a blocking bcast root (and reduce leaf of the root) waits for
                                   hellos (below) from this size; smaller messages are copied at
                                   once ... */
@@ -441,6 +443,9 @@ typedef struct adapt2_direct_route {
     int *child;       /* the caller's array, room for the communicator's size */
     int leave_behind; /* 1: the sends are posted from a copy and left behind (the call
                          may detach: coll_adapt2_direct_detach_max) */
+    int watch;        /* 1 (bcast): the sends go from the message and are waited for while
+                         the peers keep up, left behind like leave_behind's while they come
+                         late (coll_adapt2_direct_watch_max) */
     int eager;        /* 1: small enough (256 B) that a blocking send completes without
                          its receiver on every transport, so the children are sent
                          to in turn (the PML's inline send: no request) */

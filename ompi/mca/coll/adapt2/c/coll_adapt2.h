@@ -9,6 +9,7 @@
 #define MCA_COLL_ADAPT2_H
 
 #include "ompi_config.h"
+#include <time.h>
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -292,6 +293,14 @@ int mca_coll_adapt2_describe_operand(mca_coll_adapt2_request_t *req, int which, 
                                      ompi_datatype_t *dtype, adapt2_buffer_t *out);
 void mca_coll_adapt2_request_hold_op(mca_coll_adapt2_request_t *req, ompi_op_t *op, ompi_datatype_t *unit);
 void mca_coll_adapt2_reduction_of(mca_coll_adapt2_request_t *req, adapt2_reduction_t *red);
+
+/* Microseconds on the monotonic clock (grace periods). */
+static inline double mca_coll_adapt2_now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
 
 #define ADAPT2_VERBOSE(level, ...) \
     opal_output_verbose((level), mca_coll_adapt2_component.output, "coll:adapt2: " __VA_ARGS__)

@@ -354,10 +354,29 @@ static int send_each(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, ompi_
     return OMPI_SUCCESS;
 }
 
-/* The children's sends from the message itself, waited for. */
-static int send_and_wait(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, void *buf, int count,
-                         ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm)
+/* Whether a send is still in flight when coll_adapt2_detach_grace_us has
+ * passed since `start` (progressing meanwhile): its peer came late. */
+static bool outlives_grace(int n, ompi_request_t **sends, double start)
 {
+    const double grace = ADAPT2_INT(detach_grace_us);
+    for (int i = 0; i < n; ++i) {
+        while (!REQUEST_COMPLETE(sends[i])) {
+            if (mca_coll_adapt2_now_us() - start >= grace) {
+                return true;
+            }
+            opal_progress();
+        }
+    }
+    return false;
+}
+
+/* The children's sends from the message itself, waited for; `watching` (a
+ * route->watch call's module, else NULL) hears when one outlived the grace
+ * period. */
+static int send_and_wait(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, void *buf, int count,
+                         ompi_datatype_t *dtype, int tag, ompi_communicator_t *comm, mca_coll_adapt2_module_t *watching)
+{
+    const double start = NULL != watching ? mca_coll_adapt2_now_us() : 0;
     const adapt2_direct_route_t *r = &d->route;
     int posted = 0, rc = OMPI_SUCCESS;
     for (; posted < r->children; ++posted) {
@@ -374,6 +393,9 @@ static int send_and_wait(mca_coll_adapt2_direct_t *d, const bcast_buffer_t *m, v
         OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m->buf, d->key.bytes, false))) {
         return mca_coll_adapt2_direct_failed(
             comm, d, rc, "unpacking into its datatype (Open MPI's convertor) what came from", r->parent);
+    }
+    if (NULL != watching && outlives_grace(posted, d->sends, start)) {
+        mca_coll_adapt2_behind_came_late(watching);
     }
     rc = ompi_request_wait_all(posted, d->sends, MPI_STATUSES_IGNORE);
     if (OMPI_SUCCESS != rc) {
@@ -403,7 +425,7 @@ static int run_bcast(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t 
         return mca_coll_adapt2_direct_failed(comm, d, rc, "packing its datatype (Open MPI's convertor) for",
                                              r->child[0]);
     }
-    if (r->leave_behind && r->children > 0 &&
+    if (r->children > 0 && (r->leave_behind || (r->watch && mca_coll_adapt2_behind_peers_late(module))) &&
         MCA_COLL_ADAPT2_NOT_HELD != (rc = send_behind(module, d, &m, tag, comm))) {
         if (OMPI_SUCCESS == rc && r->parent >= 0 && m.packed &&
             OMPI_SUCCESS != (rc = mca_coll_adapt2_convert_whole(buf, count, dtype, m.buf, d->key.bytes, false))) {
@@ -415,7 +437,7 @@ static int run_bcast(mca_coll_adapt2_module_t *module, mca_coll_adapt2_direct_t 
     if (r->eager && !m.packed) {
         return send_each(d, &m, comm, tag);
     }
-    return send_and_wait(d, &m, buf, count, dtype, tag, comm);
+    return send_and_wait(d, &m, buf, count, dtype, tag, comm, r->watch ? module : NULL);
 }
 
 static void describe_bcast(const void *module, adapt2_call_t *call)

@@ -115,6 +115,13 @@ int mca_coll_adapt2_behind_post(mca_coll_adapt2_module_t *module, ompi_communica
                                 ompi_datatype_t *dtype, size_t bytes, const int *peers, int npeers, int tag,
                                 int *failed);
 void mca_coll_adapt2_behind_free(mca_coll_adapt2_module_t *module);
+/* A watching call's choice (route->watch): true while a peer of this rank
+ * came late lately, so the call leaves its sends behind (post); false: it
+ * sends from the message and waits, telling mca_coll_adapt2_behind_came_late
+ * when a send was not over within coll_adapt2_detach_grace_us. Back to false
+ * once every earlier call's sends were over at the start of 8 calls in a row. */
+bool mca_coll_adapt2_behind_peers_late(mca_coll_adapt2_module_t *module);
+void mca_coll_adapt2_behind_came_late(mca_coll_adapt2_module_t *module);
 
 /* The allreduce's direct path (coll_adapt2_direct_allreduce.c): a blocking
  * allreduce that the engine plans as recursive doubling. True when it ran (*rc: the MPI result); false: the

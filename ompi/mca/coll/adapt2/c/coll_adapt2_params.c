@@ -308,6 +308,7 @@ void mca_coll_adapt2_tree_settings(adapt2_tree_settings_t *s, mca_coll_adapt2_pa
     s->detach_min_message = (size_t) ADAPT2_LONG(detach_min_message);
     s->detach_max_message = (size_t) ADAPT2_LONG(detach_max_message);
     s->direct_detach_max = (size_t) ADAPT2_LONG(direct_detach_max);
+    s->direct_watch_max = (size_t) ADAPT2_LONG(direct_watch_max);
     long await_min = ADAPT2_LONG(detach_await_min_bytes);
     s->await_min_bytes = (size_t) (await_min >= 0 ? await_min : auto_await_min_bytes());
     s->watch_min_bytes = (size_t) ADAPT2_LONG(detach_watch_min_bytes);

@@ -238,13 +238,6 @@ void mca_coll_adapt2_request_nudge(mca_coll_adapt2_request_t *req)
     }
 }
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
 /* A blocking call with a grace period (adapt2_bridge.h): progress until it
  * completes, and end the period after coll_adapt2_detach_grace_us, so that
  * peers still missing then are served from a copy. */
@@ -252,10 +245,10 @@ static void wait_with_grace(mca_coll_adapt2_request_t *req)
 {
     ompi_request_t *r = &req->nbc.super;
     const double grace = ADAPT2_INT(detach_grace_us);
-    const double start = now_us();
+    const double start = mca_coll_adapt2_now_us();
     bool fired = false;
     while (!REQUEST_COMPLETE(r)) {
-        if (!fired && now_us() - start >= grace) {
+        if (!fired && mca_coll_adapt2_now_us() - start >= grace) {
             mca_coll_adapt2_engine_grace_fire(req->grace);
             fired = true;
         }

@@ -73,6 +73,15 @@ size_t leave_behind_max(const Comm &comm, const adapt2_tree_settings_t &s) {
     return receiver_pulls ? s.direct_detach_max : std::min(s.direct_detach_max, kEagerBytes);
 }
 
+// The most a broadcast that may detach sends on the direct path watching
+// (coll_adapt2_direct_watch_max): from the message while its peers keep up,
+// left behind while they come late, so only where a send left behind reaches
+// a late peer at this size (the receiver pulls); 0: none.
+size_t watch_max(int collective, const Comm &comm, const adapt2_tree_settings_t &s) {
+    const bool receiver_pulls = comm.nodes() == 1 && s.single_copy;
+    return collective == ADAPT2_COLL_BCAST && receiver_pulls ? s.direct_watch_max : 0;
+}
+
 // Why the planned call cannot go direct, or nullptr. Only what is equal on
 // every rank enters (the plan, the call's facts and size, tracing, the
 // communicator's nodes).
@@ -107,8 +116,11 @@ const char *not_direct_because(const Comm &comm, const adapt2_call_t &call, cons
         return "not a broadcast, reduce, allreduce, allgather or reduce_scatter_block";
     }
     if (Segments(bytes, plan.tree.segment_bytes).count() != 1) return "more than one segment";
-    if (may_detach(plan.settings.tree, bytes) && bytes > leave_behind_max(comm, plan.settings.tree)) {
-        return "may detach, above direct_detach_max (or 4 KiB across nodes or without single copy): hellos";
+    const adapt2_tree_settings_t &tree = plan.settings.tree;
+    if (may_detach(tree, bytes) && bytes > leave_behind_max(comm, tree) &&
+        bytes > watch_max(call.collective, comm, tree)) {
+        return "may detach, above direct_detach_max and direct_watch_max (or 4 KiB across nodes or without single "
+               "copy): hellos";
     }
     return nullptr;
 }
@@ -132,12 +144,18 @@ void tree_route(Comm &comm, const CallPlan &plan, int collective, int root, size
         route->sends = route->children;
         route->remote_sends = remote_children;
     }
-    // a call that may detach leaves its sends behind (not_direct_because
-    // let it through up to direct_detach_max)
-    route->leave_behind = may_detach(plan.settings.tree, bytes) ? 1 : 0;
+    // a call that may detach leaves its sends behind up to direct_detach_max,
+    // and above it (a broadcast: not_direct_because let it through up to
+    // direct_watch_max) while its peers come late
+    const bool detaches = may_detach(plan.settings.tree, bytes);
+    route->leave_behind = detaches && bytes <= leave_behind_max(comm, plan.settings.tree) ? 1 : 0;
+    route->watch = detaches && !route->leave_behind ? 1 : 0;
     route->eager = bytes <= kCompletesAtOnceBytes ? 1 : 0;
     snprintf(route->plan, sizeof route->plan, "%s%s (rule: %s)", describe(plan.tree).c_str(),
-             route->leave_behind ? ", sends left behind" : "", plan.tree.rule);
+             route->leave_behind ? ", sends left behind"
+             : route->watch      ? ", sends watched (left behind while peers come late)"
+                                 : "",
+             plan.tree.rule);
 }
 
 // The route of exchanges that `plan_steps(push)` pushes (allreduce,
@@ -147,6 +165,7 @@ void exchanges_route(const Comm &comm, const CallPlan &plan, const char *name, P
                      adapt2_direct_route_t *route) {
     route->steps = 0;
     route->leave_behind = 0;
+    route->watch = 0;
     route->sends = 0;
     route->remote_sends = 0;
     plan_steps([&](adapt2_direct_step_t x) {

@@ -45,6 +45,7 @@ inline adapt2_tree_settings_t tree_settings(size_t segment_size) {
     t.detach_min_message = detach_min_message;
     t.detach_max_message = detach_max_message;
     t.direct_detach_max = direct_detach_max;
+    t.direct_watch_max = direct_watch_max;
     t.await_min_bytes = 0;
     t.watch_min_bytes = detach_watch_min_bytes;
     t.node_algorithm = t.numa_algorithm = ADAPT2_ALG_AUTO;
