@@ -30,8 +30,10 @@
  *
  * Broadcasts above direct_detach_max (up to direct_watch_max) use the ring
  * only while their peers come late: a copy of 8-64 KiB costs more than the
- * call (measured at np 2: sending from the user's buffer took 0.55-0.65x the
- * time of hellos or copies), so they send from the message and wait, and a
+ * call saves, and hellos a round trip (measured at np 2: sending from the
+ * user's buffer took 0.53-0.81x the time of the engine's hellos; a copy into
+ * the ring was slower still from 32 KiB, docs/measurements.md, "Broadcasts
+ * watched on the direct path"), so they send from the message and wait, and a
  * send still in flight when the grace period ends turns the ring on for the
  * next calls, until every earlier call's sends were over at the start of
  * kInStepCalls calls in a row (the engine's watching root, late_peers.h).
