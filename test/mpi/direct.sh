@@ -93,17 +93,18 @@ all_direct "np 7, 4-64 KiB, k-nomial radix 2 (interior ranks forward watching)" 
     --mca coll_adapt2_bcast_radix 2 -- "$BIN/bcast_check" -t int,struct -s 9000,40000 -r all
 # The ring holds coll_adapt2_detach_max_bytes in slots of the larger of
 # direct_detach_max and direct_watch_max bytes (at most 512): with watching
-# off a cap of 512 KiB gives 128 slots of 4 KiB (32 of 16 KiB), so that 200
-# calls ahead of a late rank fill it; from 64 slots in use each call
-# progresses first (reclaiming the completed ones).
+# off a cap of 512 KiB gives 128 slots of 4 KiB (32 of 16 KiB), so that 400
+# calls ahead of a late rank fill it (200 had left 1 wait in a run alone, none
+# on a loaded machine); from 64 slots in use each call progresses first
+# (reclaiming the completed ones).
 RING="--mca coll_adapt2_detach_max_bytes 524288 $WATCH0"
 for np in 3 4; do
     check "np $np, a late rank: roots and leaves run ahead, the ring fills and waits (2 KiB)" $np $RING -- \
-        "$BIN/behind_check" 200 100 2048
+        "$BIN/behind_check" 400 200 2048
 done
-check "np 4, a late rank, 12 KiB (the receivers pull)" 4 $DD16K $RING -- "$BIN/behind_check" 200 100 12288
+check "np 4, a late rank, 12 KiB (the receivers pull)" 4 $DD16K $RING -- "$BIN/behind_check" 400 200 12288
 if ompi_info --param pml ucx 2>/dev/null | grep -q "MCA pml: ucx"; then
-    check "np 4, pml ucx, a late rank (2 KiB)" 4 $UCX_FLAGS $RING -- "$BIN/behind_check" 200 100 2048
+    check "np 4, pml ucx, a late rank (2 KiB)" 4 $UCX_FLAGS $RING -- "$BIN/behind_check" 400 200 2048
 fi
 
 # Not direct: non-blocking, large enough to detach, switched off, UCX transport.

@@ -90,6 +90,7 @@ detach_await_min_bytes            range
 progress_thread                   range
 progress_interval_us              range
 transport                         names
+ucx_thread_multiple               range
 bcast_algorithm                   names      
 bcast_segment_size                range
 bcast_fanout                      range

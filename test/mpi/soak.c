@@ -30,6 +30,8 @@
  *        [--rss-slack-pct P (20)] [--rss-slack-mib M (16)] [--heap-slack-mib H (8)]
  *        [--rss-trace] (prints every reading, for a leak hunt)
  *        [--kinds bcast,reduce,allreduce] (the collectives drawn; all by default)
+ *        [--declined] (adapt2 must run none of the calls: it declines
+ *        MPI_THREAD_MULTIPLE over pml ucx unless coll_adapt2_ucx_thread_multiple is 1)
  *        [--churn N (20)] (1 in N batches replaces its communicator; 0: never)
  *        [--no-vector] (contiguous types only: to compare with Open MPI's own
  *                       components, which compute reductions on the vector wrongly)
@@ -636,17 +638,25 @@ static long long adapt2_calls_so_far(void)
 
 typedef struct options {
     long calls, max_bytes, slack_mib, slack_pct, heap_slack_mib;
-    int threads, rss_trace, no_vector, churn;
+    int threads, rss_trace, no_vector, churn, declined;
     uint64_t seed;
 } options_t;
 
 static void parse(int argc, char **argv, options_t *o)
 {
-    static struct option longopts[] = {
-        {"calls", 1, 0, 'c'},     {"threads", 1, 0, 't'},        {"seed", 1, 0, 's'},
-        {"max-bytes", 1, 0, 'b'}, {"rss-slack-mib", 1, 0, 'm'},  {"rss-slack-pct", 1, 0, 'p'},
-        {"rss-trace", 0, 0, 'r'}, {"no-vector", 0, 0, 'v'},      {"churn", 1, 0, 'n'},
-        {"kinds", 1, 0, 'k'},     {"heap-slack-mib", 1, 0, 'h'}, {0, 0, 0, 0}};
+    static struct option longopts[] = {{"calls", 1, 0, 'c'},
+                                       {"threads", 1, 0, 't'},
+                                       {"seed", 1, 0, 's'},
+                                       {"max-bytes", 1, 0, 'b'},
+                                       {"rss-slack-mib", 1, 0, 'm'},
+                                       {"rss-slack-pct", 1, 0, 'p'},
+                                       {"rss-trace", 0, 0, 'r'},
+                                       {"no-vector", 0, 0, 'v'},
+                                       {"churn", 1, 0, 'n'},
+                                       {"kinds", 1, 0, 'k'},
+                                       {"heap-slack-mib", 1, 0, 'h'},
+                                       {"declined", 0, 0, 'd'},
+                                       {0, 0, 0, 0}};
     int ch;
     *o = (options_t){.calls = 2000,
                      .max_bytes = 1 << 20,
@@ -656,7 +666,7 @@ static void parse(int argc, char **argv, options_t *o)
                      .threads = 4,
                      .seed = 1,
                      .churn = 20};
-    while ((ch = getopt_long(argc, argv, "c:t:s:b:m:p:rvn:k:h:", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "c:t:s:b:m:p:rvn:k:h:d", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c': o->calls = atol(optarg); break;
         case 't': o->threads = atoi(optarg); break;
@@ -668,6 +678,7 @@ static void parse(int argc, char **argv, options_t *o)
         case 'r': o->rss_trace = 1; break;
         case 'v': o->no_vector = 1; break;
         case 'n': o->churn = atoi(optarg); break;
+        case 'd': o->declined = 1; break;
         case 'k':
             kinds = 0;
             for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
@@ -738,8 +749,9 @@ int main(int argc, char **argv)
     /* Making a communicator runs an (i)allreduce of Open MPI's own on the
      * parent, which adapt2 runs and counts too: at least ours, none handed on. */
     long long ran = adapt2_calls_so_far() - base, fell = adapt2_counter("coll_adapt2_fallbacks") - fallbacks0;
-    if (ran < mine || fell != 0) {
-        fprintf(stderr, "soak: rank %d: adapt2 ran %lld calls for our %lld (%lld fell back)\n", rank, ran, mine, fell);
+    if (o.declined ? ran != 0 : ran < mine || fell != 0) {
+        fprintf(stderr, "soak: rank %d: adapt2 ran %lld calls for our %lld (%lld fell back)%s\n", rank, ran, mine, fell,
+                o.declined ? "; expected it to decline every communicator (--declined)" : "");
         ++errors;
     }
     if (o.rss_trace) print_memory(rank, &m);

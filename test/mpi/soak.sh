@@ -22,16 +22,29 @@ echo "soak: $CALLS collectives per rank and case, seed $SEED (ADAPT2_SOAK_SEED=$
 # Open MPI 4.1's argument checks reject predefined ops on derived datatypes.
 SOAK_FLAGS="--mca mpi_param_check 0"
 
-# soak NAME [mpirun flags...]: one run; its per-rank memory lines and its
+# soak NAME [mpirun flags...] [-- soak args]: one run; its per-rank memory lines and its
 # summary are shown whether it passes or not.
 soak() {
-    local name=$1
+    local name=$1 flags=() args=()
     shift
-    check "$name" 4 $SOAK_FLAGS "$@" -- "$BIN/soak" --calls "$CALLS" --seed "$SEED"
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+    [ "${1:-}" = -- ] && shift && args=("$@")
+    check "$name" 4 $SOAK_FLAGS "${flags[@]}" -- "$BIN/soak" --calls "$CALLS" --seed "$SEED" "${args[@]}"
     grep -E '^soak: ' "$LOG" | sed 's/^/    /'
 }
 
 soak "pml ob1, np 4, 4 threads"
-soak "pml ucx, np 4, 4 threads" $UCX_FLAGS
+# Over pml ucx adapt2 declines MPI_THREAD_MULTIPLE (a completion another
+# thread makes while adapt2 arms a request is lost, and its call hangs: 5 of
+# about 250 runs of this case did; coll_adapt2_pml.c): the calls are the
+# previous component's, every result still checked (contiguous types: Open
+# MPI's own reductions take no others; no communicator freed with calls
+# pending: Open MPI 4.1.4's libnbc crashes then, 1 of 6 runs here).
+# ADAPT2_SOAK_UCX_MT=1 runs adapt2 there anyway (coll_adapt2_ucx_thread_multiple
+# 1), to work on it.
+soak "pml ucx, np 4, 4 threads: adapt2 declines" $UCX_PML -- --declined --no-vector --churn 0
+if [ "${ADAPT2_SOAK_UCX_MT:-0}" = 1 ]; then
+    soak "pml ucx, np 4, 4 threads, coll_adapt2_ucx_thread_multiple 1 (hangs now and then)" $UCX_FLAGS
+fi
 soak "pml ob1, np 4, 4 threads, progress thread" --mca coll_adapt2_progress_thread 1
 finish

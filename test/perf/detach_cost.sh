@@ -76,9 +76,10 @@ if run "adapt2 detach_max_message=0" "$MPIRUN" $MPI_FLAGS -np 4 \
         copied_bytes_per_call_noisy copied_bytes_per_call_clean
 fi
 
-# -t and the progress thread
+# -t and the progress thread (which drives the engine's detached calls: 64 KiB
+# broadcasts on one node go direct unless coll_adapt2_direct_watch_max is below)
 if run "adapt2 progress thread, -t" "$MPIRUN" $MPI_FLAGS -np 4 \
-    --mca coll_adapt2_progress_thread 1 "$BENCH" $ARGS -t; then
+    --mca coll_adapt2_progress_thread 1 --mca coll_adapt2_direct_watch_max 0 "$BENCH" $ARGS -t; then
     expect "-t: MPI_THREAD_MULTIPLE, validated" '$1 == "multiple" && $2 == "ok"' thread validate
     expect "-t: the progress thread polled and its CPU time is counted" \
         '$1 + $2 > 0 && $3 >= 0 && $4 >= 0' pt_polls_clean pt_polls_noisy pt_cpu_clean_ms \

@@ -10,6 +10,7 @@
 #include "coll_adapt2_ucx.h"
 
 #include "ompi/mca/coll/base/base.h"
+#include "ompi/mca/pml/base/base.h"
 
 static void module_construct(mca_coll_adapt2_module_t *module)
 {
@@ -137,6 +138,27 @@ int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_thr
     return OMPI_SUCCESS;
 }
 
+/* Under MPI_THREAD_MULTIPLE with pml ucx a completion can be lost
+ * (coll_adapt2_pml.c, "Arming the callback"): such communicators go to the
+ * previous component unless coll_adapt2_ucx_thread_multiple says otherwise.
+ * Said once at verbose 1, per communicator at 10. */
+static bool declines_for_threads(const struct ompi_communicator_t *comm)
+{
+    static volatile int32_t said;
+    const bool allowed = 1 == ADAPT2_INT(ucx_thread_multiple); /* read (and checked) every time */
+    const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
+    if (!mca_coll_adapt2_component.thread_multiple || allowed || 0 != strcmp(pml, "ucx")) {
+        return false;
+    }
+    const int level = opal_atomic_add_fetch_32(&said, 1) == 1 ? 1 : 10;
+    ADAPT2_VERBOSE(level,
+                   "(%s) MPI_THREAD_MULTIPLE with pml ucx: declining (a completion another thread makes while "
+                   "adapt2 arms a request would be lost and hang its call; coll_adapt2_ucx_thread_multiple 1 "
+                   "runs it anyway)",
+                   comm->c_name);
+    return true;
+}
+
 mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     mca_coll_adapt2_module_t *module;
@@ -156,6 +178,10 @@ mca_coll_base_module_t *mca_coll_adapt2_comm_query(struct ompi_communicator_t *c
     if (*priority <= 0) {
         ADAPT2_VERBOSE(10, "(%s) priority %d; not selected (set coll_adapt2_priority, e.g. 100)", comm->c_name,
                        *priority);
+        return NULL;
+    }
+
+    if (declines_for_threads(comm)) {
         return NULL;
     }
 

@@ -11,7 +11,9 @@
  * persistent requests whose callback is set before they start: no window.
  * pml ucx's persistent receives in Open MPI 4.1 can complete the wrong
  * request (a recycled UCX request keeps a stale link), so with ucx adapt2
- * keeps isend/irecv + set_callback and says so in the verbose output.
+ * keeps isend/irecv + set_callback; the window is real (test/mpi/soak.c hung
+ * in 5 of about 250 runs), so adapt2 declines MPI_THREAD_MULTIPLE over pml
+ * ucx unless coll_adapt2_ucx_thread_multiple is 1 (coll_adapt2_module.c).
  */
 #include <limits.h>
 #include <string.h>
