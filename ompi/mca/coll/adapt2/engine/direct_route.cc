@@ -68,9 +68,12 @@ constexpr size_t kCompletesAtOnceBytes = 256;
 
 // The most a call that may detach sends on the direct path, its sends left
 // behind (coll_adapt2_direct_detach_max): equal on every rank.
+// Whether every receiver pulls a rendezvous's data itself: one node with
+// single copy (equal on every rank).
+bool receiver_pulls(const Comm &comm, const adapt2_tree_settings_t &s) { return comm.nodes() == 1 && s.single_copy; }
+
 size_t leave_behind_max(const Comm &comm, const adapt2_tree_settings_t &s) {
-    const bool receiver_pulls = comm.nodes() == 1 && s.single_copy;
-    return receiver_pulls ? s.direct_detach_max : std::min(s.direct_detach_max, kEagerBytes);
+    return receiver_pulls(comm, s) ? s.direct_detach_max : std::min(s.direct_detach_max, kEagerBytes);
 }
 
 // The most a broadcast that may detach sends on the direct path watching
@@ -78,8 +81,7 @@ size_t leave_behind_max(const Comm &comm, const adapt2_tree_settings_t &s) {
 // left behind while they come late, so only where a send left behind reaches
 // a late peer at this size (the receiver pulls); 0: none.
 size_t watch_max(int collective, const Comm &comm, const adapt2_tree_settings_t &s) {
-    const bool receiver_pulls = comm.nodes() == 1 && s.single_copy;
-    return collective == ADAPT2_COLL_BCAST && receiver_pulls ? s.direct_watch_max : 0;
+    return collective == ADAPT2_COLL_BCAST && receiver_pulls(comm, s) ? s.direct_watch_max : 0;
 }
 
 // Why the planned call cannot go direct, or nullptr. Only what is equal on
