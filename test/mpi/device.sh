@@ -19,7 +19,7 @@ check "perf/device_bench on the mock device: both paths' data checked" 3 \
     --mca coll_adapt2_device_mock 1 -- "$ADAPT2_BUILDDIR/perf/device_bench" -m -s 4K:1M -i 2
 expect_output "verbose: the mock device is reported" "GPU buffers: mock device" \
     4 4 --mca coll_adapt2_verbose 1 -- "$PROG" all
-expect_output "verbose: a strided type goes to the previous component, device or host buffer" \
+expect_output "verbose: a strided type in MPI_Ibcast goes to the previous component, device or host buffer" \
     "handed to the previous component: a non-contiguous datatype while GPU support is on" \
     5 5 --mca coll_adapt2_verbose 20 -- "$PROG" mixed
 # No mock, no GPU here (or a real one): the device decision is reported once
@@ -38,6 +38,30 @@ check "mock device, every (op, type) kernel, 3 ranks" 3 --mca op ^avx -- "$OPS" 
 check "mock device on even ranks, host memory on odd, 4 ranks" 4 --mca op ^avx -- "$OPS" mock-mixed exact 1,5000
 check "mock device, random floats, reproducible mode, 3 ranks" 3 --mca op ^avx \
     --mca coll_adapt2_reproducible 1 -- "$OPS" mock random 3,30001
+
+# With GPU support on, blocking calls up to coll_adapt2_device_bounce_max
+# (1 MiB) are planned as host calls on every rank. Host buffers on a GPU
+# machine (mock 2) keep the direct paths, derived types with holes and
+# allgather/reduce-scatter; device buffers (mock 1) are copied whole through
+# pinned host memory, their holes untouched. The programs check every byte
+# and that adapt2 ran every call.
+for mock in 2 1; do
+    what=$([ $mock = 1 ] && echo "device buffers bounced" || echo "host buffers on a GPU machine")
+    check "mock device, $what: blocking bcast, derived types, to 1 MiB" 4 --mca coll_adapt2_device_mock $mock -- \
+        "$BIN/bcast_check" -t int,vector,struct -s 1,4000,30000,1048576 -r all
+    [ $mock = 2 ] && also_expect "mock device, $what: small broadcasts take the direct path" \
+        "direct calls per rank: [1-9]" 1
+    check "mock device, $what: blocking reduce and allreduce, derived types, in place and not" 4 \
+        --mca coll_adapt2_device_mock $mock --mca mpi_param_check 0 --mca op ^avx -- "$BIN/reduce_check" \
+        --coll reduce,allreduce --ops sum,max --types int,double,vector:int,indexed:double --sizes 8,4000,30000 \
+        --inplace=both
+    check "mock device, $what: blocking allgather and reduce_scatter_block" 3 --mca coll_adapt2_device_mock $mock \
+        --mca mpi_param_check 0 -- "$BIN/ring_check" --colls allgather,rsb --types int,vec --counts 1,300,4000 --forms blocking
+done
+expect_output "mock device, bounce off: a strided blocking bcast goes to the previous component" \
+    "handed to the previous component: a non-contiguous datatype while GPU support is on" 4 4 \
+    --mca coll_adapt2_device_mock 1 --mca coll_adapt2_device_bounce_max 0 --mca coll_adapt2_verbose 20 -- \
+    "$BIN/bcast_check" -t vector -s 4000 -r 0 --expect previous
 
 # A real GPU when this machine has one (ADAPT2_GPU_TESTS=0 skips them).
 if [ "${ADAPT2_GPU_TESTS:-1}" = 1 ] && "$OPS" probe 2>/dev/null; then

@@ -136,18 +136,44 @@ static void check_minloc(int call, int root, int count, int all)
     free(out);
 }
 
-/* A strided type on a GPU buffer is not staged by adapt2: the call goes to
- * the previous component (verbose 20 says so); the data must still arrive. */
-static void check_vector_bcast(int call, int root)
+/* A strided type on a GPU buffer. A blocking call up to
+ * coll_adapt2_device_bounce_max is adapt2's: a rank with a device buffer
+ * copies its span through host memory, and the holes (odd ints) come back
+ * as they were. A non-blocking one is not staged: it goes to the previous
+ * component on every rank (verbose 20 says so). The data must arrive either
+ * way, and the fallback counter says who ran it. */
+static void check_vector_bcast(int call, int root, int blocking)
 {
     MPI_Datatype vec;
     MPI_Type_vector(100, 1, 2, MPI_INT, &vec);
     MPI_Type_commit(&vec);
     int buf[200];
     for (int i = 0; i < 200; ++i) buf[i] = rank == root || i % 2 ? int_value(root, i, call) : -1;
-    MPI_Bcast(buf, 1, vec, root, MPI_COMM_WORLD);
+    const long long handed_before = adapt2_counter("coll_adapt2_fallbacks");
+    const long long copied_before = adapt2_counter("coll_adapt2_device_bytes");
+    if (blocking) {
+        MPI_Bcast(buf, 1, vec, root, MPI_COMM_WORLD);
+    } else {
+        MPI_Request req;
+        MPI_Ibcast(buf, 1, vec, root, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
     for (int i = 0; i < 200; ++i) {
-        if (buf[i] != int_value(root, i, call)) fail("vector bcast: int %d is %d", i, buf[i]);
+        if (buf[i] != int_value(root, i, call))
+            fail("vector %s: int %d is %d", blocking ? "bcast" : "ibcast", i, buf[i]);
+    }
+    const long long handed = adapt2_counter("coll_adapt2_fallbacks") - handed_before;
+    if (handed != !blocking) {
+        fail("vector %s: %lld calls went to the previous component, expected %d", blocking ? "bcast" : "ibcast", handed,
+             !blocking);
+    }
+    /* bounced: the root's span goes in; elsewhere it goes in (holes) and out */
+    const long long span = 199 * (long long) sizeof(int),
+                    copied = adapt2_counter("coll_adapt2_device_bytes") - copied_before;
+    const long long want = !on_device || !blocking ? 0 : rank == root ? span : 2 * span;
+    if (copied != want) {
+        fail("vector %s: %lld bytes copied between the GPU and host memory, expected %lld",
+             blocking ? "bcast" : "ibcast", copied, want);
     }
     MPI_Type_free(&vec);
 }
@@ -163,6 +189,7 @@ int main(int argc, char **argv)
     adapt2_set_int("coll_adapt2_device_mock", on_device ? 1 : 2);
     adapt2_counter("coll_adapt2_device_bytes");
     adapt2_counter("coll_adapt2_device_combines");
+    adapt2_counter("coll_adapt2_fallbacks");
 
     const int counts[] = {1, 1000, 70000, 300001};
     int call = 0;
@@ -183,7 +210,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    check_vector_bcast(++call, size - 1);
+    check_vector_bcast(++call, size - 1, 1);
+    check_vector_bcast(++call, size - 1, 0);
     long long copied = adapt2_counter("coll_adapt2_device_bytes");
     if (on_device && copied <= 0) fail("device buffers but no bytes copied to or from the device");
     if (!on_device && copied != 0) fail("host buffers but %lld bytes copied to or from the device", copied);

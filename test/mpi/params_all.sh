@@ -132,6 +132,7 @@ core_message_cost                 range
 device                            range                  separate
 device_streams                    range
 device_segment_size               range
+device_bounce_max                 range
 device_queue_capacity             range
 device_mock                       range
 device_pinned_max_bytes           range

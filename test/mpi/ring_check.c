@@ -11,6 +11,7 @@
  *   ring_check [--colls allgather,rsb] [--types int,double,vec] [--ops sum,max,usum,first,affine]
  *              [--counts 0,1,7,1000] [--segsizes 0,64,4096] [--depth N] [--iters N]
  *              [--threads N]   (MPI_THREAD_MULTIPLE: N threads, each on its own communicator)
+ *              [--forms both|blocking]   (blocking: no MPI_I* calls)
  * --segsizes keep: leave the segment size parameters as the environment set them.
  */
 #include <stdio.h>
@@ -254,6 +255,7 @@ static long run_reduce_scatter(case_t *c)
 typedef struct {
     char colls[64], types[64], ops[64], counts[256], segsizes[256];
     int depth, iters, threads;
+    int forms; /* 2: blocking and non-blocking; 1: blocking only */
 } options_t;
 
 static void parse(int argc, char **argv, options_t *o)
@@ -266,6 +268,7 @@ static void parse(int argc, char **argv, options_t *o)
     o->depth = 3;
     o->iters = 1;
     o->threads = 1;
+    o->forms = 2;
     for (int i = 1; i + 1 < argc; i += 2) {
         char *v = argv[i + 1];
         if (!strcmp(argv[i], "--colls"))
@@ -284,6 +287,8 @@ static void parse(int argc, char **argv, options_t *o)
             o->iters = atoi(v);
         else if (!strcmp(argv[i], "--threads"))
             o->threads = atoi(v);
+        else if (!strcmp(argv[i], "--forms") && (!strcmp(v, "both") || !strcmp(v, "blocking")))
+            o->forms = strcmp(v, "both") ? 1 : 2;
         else
             fail("unknown option %s", argv[i]);
     }
@@ -327,7 +332,7 @@ static long long sweep(case_t *c, long long *cases)
             for (char *tp, *tn = strtok_r(tl, ",", &tp); tn; tn = strtok_r(NULL, ",", &tp)) {
                 c->t = find_type(tn);
                 for (int it = 0; it < o.iters; ++it)
-                    for (c->nonblocking = 0; c->nonblocking < 2; ++c->nonblocking)
+                    for (c->nonblocking = 0; c->nonblocking < o.forms; ++c->nonblocking)
                         for (c->in_place = 0; c->in_place < 2; ++c->in_place) {
                             c->depth = c->nonblocking ? o.depth : 1;
                             strcpy(cl, o.colls);

@@ -688,6 +688,30 @@ void test_plan_call_rules(void **) {
     assert_int_equal(plan.settings.tree.node_segment_size, 4 << 20);
     all.facts.device_support = 0;
     assert_int_equal(plan_call(all, kShape).settings.tree.segment_size, 64 << 10);
+    // ... except blocking calls up to device_bounce_max, planned as host calls
+    // (each rank bounces its GPU buffers): not below it, nor non-blocking
+    all.facts.device_support = 1, all.facts.device_bounce_max = 128 << 10;
+    for (uint64_t bytes : {uint64_t(8), uint64_t(128) << 10, uint64_t(129) << 10}) {
+        all.send.bytes = all.recv.bytes = bytes;
+        for (int blocking : {1, 0}) {
+            all.facts.blocking = blocking;
+            const bool bounced = blocking && bytes <= (128u << 10);
+            assert_int_equal(device_bounces(all.facts, bytes), bounced);
+            plan = plan_call(all, kShape);
+            assert_int_equal(plan.settings.algorithm, bounced ? ADAPT2_ALLREDUCE_RING : ADAPT2_ALLREDUCE_TREE);
+            assert_int_equal(plan.settings.tree.segment_size, bounced ? 64 << 10 : 1 << 20);
+        }
+    }
+    for (int c : {ADAPT2_COLL_ALLGATHER, ADAPT2_COLL_REDUCE_SCATTER_BLOCK}) {
+        adapt2_call_t call = plain_call(c);
+        call.facts.device_support = 1, call.facts.device_bounce_max = 128 << 10, call.facts.blocking = 1;
+        call.send.bytes = call.recv.bytes = 4096;
+        assert_false(plan_call(call, kShape).previous);
+        call.facts.device_bounce_max = 0;  // none bounces
+        assert_true(plan_call(call, kShape).previous);
+    }
+    all.facts.device_support = 0, all.facts.device_bounce_max = 0, all.facts.blocking = 1;
+    all.send.bytes = all.recv.bytes = 0;
     // a user op is never called after the reduce returned
     adapt2_call_t red = plain_call(ADAPT2_COLL_REDUCE);
     red.facts.user_op = 1;

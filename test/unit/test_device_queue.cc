@@ -436,6 +436,11 @@ void test_memory_types(void **) {
     assert_int_equal(gpu.create_stream(&s), kDeviceOk);
     assert_int_equal(gpu.copy_async(static_cast<char *>(dev) + 50, heap.data(), 51, s), kDeviceInvalid);
     gpu.destroy_stream(s);
+    // A synchronous copy (a bounced buffer) is over when it returns, within bounds.
+    std::memset(pinned, 7, 100);
+    assert_int_equal(gpu.copy(dev, pinned, 100), kDeviceOk);
+    assert_int_equal(static_cast<unsigned char *>(dev)[99], 7);
+    assert_int_equal(gpu.copy(static_cast<char *>(dev) + 50, pinned, 51), kDeviceInvalid);
     gpu.free_device(dev);
     gpu.free_managed(managed);
     gpu.free_pinned(pinned);

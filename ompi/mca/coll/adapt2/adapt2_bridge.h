@@ -309,6 +309,14 @@ typedef struct adapt2_device_settings {
 int mca_coll_adapt2_engine_device_start(const adapt2_device_settings_t *settings, char *reason, size_t reason_len);
 /* Where p points: 0 host, 1 device, 2 managed (host when no device). */
 int mca_coll_adapt2_engine_memory_type(const void *p);
+/* Host memory for a bounced buffer: from the communicator's pinned staging
+ * pool, past its cap if need be; NULL where none can be had. */
+void *mca_coll_adapt2_engine_bounce_borrow(adapt2_engine_comm_t *comm, size_t bytes);
+void mca_coll_adapt2_engine_bounce_give_back(adapt2_engine_comm_t *comm, void *host, size_t bytes);
+/* Copies between GPU and host memory and returns once the copy is over,
+ * ordered after the work the process queued before on the legacy default
+ * stream: 0, or an error (mca_coll_adapt2_engine_device_last_error()). */
+int mca_coll_adapt2_engine_device_copy(adapt2_engine_comm_t *comm, void *dst, const void *src, size_t bytes);
 /* Polls every communicator's device queue; returns the operations finished. */
 int mca_coll_adapt2_engine_device_progress(void);
 /* The last device error as text ("" if none). */
@@ -344,8 +352,17 @@ typedef struct adapt2_call_facts {
     int user_op;                /* a user-defined op (MPI_Op_create) */
     int device_support;         /* GPU buffers are looked for in this process */
     size_t device_segment_size; /* with device_support: the least segment size (0: none) */
+    size_t device_bounce_max;   /* with device_support: blocking calls of at most this many
+                                 * bytes are planned as host calls; a rank whose buffers are
+                                 * GPU memory copies them whole through host memory (bounce) */
     int previous;               /* the user set the collective's algorithm to `previous` */
 } adapt2_call_facts_t;
+
+/* (GPU buffers, engine/device/) Whether a call of `bytes` (its message size, as the plan counts it) with
+ * these facts is bounced: planned as a host call on every rank, each rank
+ * copying its GPU buffers whole through host memory (the facts and the size
+ * are equal on every rank, so every rank answers alike). */
+int mca_coll_adapt2_engine_device_bounces(const adapt2_call_facts_t *facts, uint64_t bytes);
 
 typedef struct adapt2_call {
     int collective; /* an adapt2_collective_t */

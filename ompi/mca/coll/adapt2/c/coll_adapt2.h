@@ -187,7 +187,44 @@ void mca_coll_adapt2_device_close(void);
 /* Marks a described buffer that lives on a GPU (`user`: the caller's
  * pointer); OMPI_ERR_NOT_SUPPORTED, `why` set, for device data adapt2 cannot
  * stage. */
-int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const char **why);
+int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const adapt2_call_facts_t *facts,
+                                size_t message_bytes, const char **why);
+
+/* Blocking calls bounced through host memory (coll_adapt2_bounce.c). Whether
+ * a blocking call of `message_bytes` (as the engine counts them) bounces:
+ * GPU support on and at most coll_adapt2_device_bounce_max; equal on every
+ * rank. */
+bool mca_coll_adapt2_bounce_wanted(size_t message_bytes);
+enum { ADAPT2_BOUNCE_IN = 1, ADAPT2_BOUNCE_OUT = 2 };
+typedef struct mca_coll_adapt2_bounce {
+    adapt2_engine_comm_t *engine;
+    char *user;    /* the span's first byte in GPU memory */
+    void *host;    /* its copy in host memory; NULL: not bounced */
+    size_t bytes;  /* the span, holes included */
+    bool out;      /* copied back after the call */
+    char why[160]; /* what failed, or "" */
+} mca_coll_adapt2_bounce_t;
+/* Where the call finds `buf` (count x dtype): buf where it is host memory,
+ * else its copy in pinned host memory, filled from the GPU when `ways` has
+ * ADAPT2_BOUNCE_IN (or the type has holes). On failure b->why says why
+ * (mca_coll_adapt2_bounce_ok). */
+void *mca_coll_adapt2_bounce_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                  mca_coll_adapt2_bounce_t *b, const void *buf, size_t count, ompi_datatype_t *dtype,
+                                  int ways);
+/* Whether every take of b[0..n) succeeded. */
+static inline bool mca_coll_adapt2_bounce_ok(const mca_coll_adapt2_bounce_t *b, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        if (b[i].why[0]) {
+            return false;
+        }
+    }
+    return true;
+}
+/* After the call (its result `rc`): copies the ADAPT2_BOUNCE_OUT buffers back
+ * to the GPU, gives the host memory back; a failure of the bounce itself is
+ * reported by rank, call and reason (mca_coll_adapt2_call_failed). */
+int mca_coll_adapt2_bounce_end(ompi_communicator_t *comm, const char *call, mca_coll_adapt2_bounce_t *b, int n, int rc);
 
 /* requests (coll_adapt2_request.c): done, then finished, are the engine's
  * two reports (adapt2_bridge.h) */

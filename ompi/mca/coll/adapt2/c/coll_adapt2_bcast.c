@@ -54,7 +54,7 @@ static int start_bcast(void *buff, int count, struct ompi_datatype_t *datatype, 
     }
     rc = mca_coll_adapt2_describe_buffer(req, 0, buff, count, datatype, &call.recv);
     if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_adapt2_device_mark(buff, &call.recv, why);
+        rc = mca_coll_adapt2_device_mark(buff, &call.recv, &call.facts, call.recv.bytes, why);
     }
     if (OMPI_SUCCESS == rc) {
         ADAPT2_VERBOSE(20, "(%s) bcast of %zu bytes from %d, algorithm %s%s", comm->c_name, call.recv.bytes, root,
@@ -83,10 +83,11 @@ int mca_coll_adapt2_ibcast(void *buff, int count, struct ompi_datatype_t *dataty
         m->previous.ibcast(buff, count, datatype, root, comm, request, m->previous.ibcast_module));
 }
 
-int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+/* MPI_Bcast on buffers adapt2 can use as they are (host memory, or GPU
+ * memory in a call planned for it). */
+static int blocking_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *m)
 {
-    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     mca_coll_adapt2_request_t *req = NULL;
     const char *why = NULL;
     int rc;
@@ -96,4 +97,19 @@ int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatyp
     rc = start_bcast(buff, count, datatype, root, comm, m, true, &req, &why);
     ADAPT2_COMPLETE_OR_FALL_BACK(m, comm, "bcast", rc, req, why, NULL,
                                  m->previous.bcast(buff, count, datatype, root, comm, m->previous.bcast_module));
+}
+
+int mca_coll_adapt2_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(datatype, (size_t) count))) {
+        return blocking_bcast(buff, count, datatype, root, comm, m);
+    }
+    mca_coll_adapt2_bounce_t b;
+    const int ways = ompi_comm_rank(comm) == root ? ADAPT2_BOUNCE_IN : ADAPT2_BOUNCE_OUT;
+    void *host = mca_coll_adapt2_bounce_take(m, comm, &b, buff, (size_t) count, datatype, ways);
+    const int rc = mca_coll_adapt2_bounce_ok(&b, 1) ? blocking_bcast(host, count, datatype, root, comm, m)
+                                                    : OMPI_ERR_OUT_OF_RESOURCE;
+    return mca_coll_adapt2_bounce_end(comm, "MPI_Bcast", &b, 1, rc);
 }

@@ -67,13 +67,16 @@ void mca_coll_adapt2_device_close(void)
     }
 }
 
-/* A non-contiguous datatype goes to the previous component on every rank
- * while device support is on, whatever memory this rank's buffer is in: a
- * rank with a host buffer must take the same path as its peers with device
- * buffers, which adapt2 cannot pack. */
-int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const char **why)
+/* A call planned for GPU buffers (not bounced: coll_adapt2_bounce.c) with a
+ * non-contiguous datatype goes to the previous component on every rank,
+ * whatever memory this rank's buffer is in: a rank with a host buffer must
+ * take the same path as its peers with device buffers, which adapt2 cannot
+ * pack. */
+int mca_coll_adapt2_device_mark(const void *user, adapt2_buffer_t *buf, const adapt2_call_facts_t *facts,
+                                size_t message_bytes, const char **why)
 {
-    if (0 == buf->bytes || NULL == user || MPI_IN_PLACE == user || !mca_coll_adapt2_device_active()) {
+    if (0 == buf->bytes || NULL == user || MPI_IN_PLACE == user || !facts->device_support ||
+        mca_coll_adapt2_engine_device_bounces(facts, message_bytes)) {
         return OMPI_SUCCESS;
     }
     if (NULL == buf->contig) {

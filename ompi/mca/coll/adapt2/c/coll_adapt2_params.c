@@ -336,6 +336,7 @@ void mca_coll_adapt2_call_facts(adapt2_call_facts_t *facts, const char *algorith
     /* read even without a GPU, so that an invalid value is reported */
     const size_t least = (size_t) ADAPT2_LONG(device_segment_size);
     facts->device_segment_size = facts->device_support ? least : 0;
+    facts->device_bounce_max = (size_t) ADAPT2_LONG(device_bounce_max);
     facts->previous = mca_coll_adapt2_use_previous(algorithm);
 }
 

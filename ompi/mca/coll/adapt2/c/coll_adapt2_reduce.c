@@ -239,8 +239,8 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
     }
     adapt2_call_t c;
     describe_call(call, &c);
-    if (mca_coll_adapt2_hands_on_early(call->module, call->comm, &c,
-                                       mca_coll_adapt2_packed_bytes(call->dtype, (size_t) call->count), why)) {
+    const size_t bytes = mca_coll_adapt2_packed_bytes(call->dtype, (size_t) call->count);
+    if (mca_coll_adapt2_hands_on_early(call->module, call->comm, &c, bytes, why)) {
         return OMPI_ERR_NOT_SUPPORTED;
     }
     mca_coll_adapt2_request_t *req = mca_coll_adapt2_request_new(call->comm, call->module);
@@ -263,10 +263,10 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
                                               call->dtype, &own);
     }
     if (OMPI_SUCCESS == rc && has_result) {
-        rc = mca_coll_adapt2_device_mark(call->rbuf, &result, why);
+        rc = mca_coll_adapt2_device_mark(call->rbuf, &result, &c.facts, bytes, why);
     }
     if (OMPI_SUCCESS == rc) {
-        rc = mca_coll_adapt2_device_mark(in_place ? call->rbuf : call->sbuf, &own, why);
+        rc = mca_coll_adapt2_device_mark(in_place ? call->rbuf : call->sbuf, &own, &c.facts, bytes, why);
     }
     if (OMPI_SUCCESS == rc) {
         int dop, dtype;
@@ -296,10 +296,11 @@ static int start_reduction(const reduction_call_t *call, mca_coll_adapt2_request
         ADAPT2_COMPLETE_OR_FALL_BACK((call)->module, (call)->comm, name, rc_, req_, why_, request, fallback); \
     } while (0)
 
-int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+/* MPI_Reduce on buffers adapt2 can use as they are (host memory, or GPU
+ * memory in a call planned for it). */
+static int blocking_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           int root, struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *m)
 {
-    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {false, sbuf, rbuf, count, dtype, op, root, comm, m, true};
     int rc;
     if (mca_coll_adapt2_direct_reduce(sbuf, rbuf, count, dtype, op, root, comm, m, describe_for_direct, &call, &rc)) {
@@ -320,10 +321,10 @@ int mca_coll_adapt2_ireduce(const void *sbuf, void *rbuf, int count, struct ompi
         m->previous.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request, m->previous.ireduce_module));
 }
 
-int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                              struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+/* MPI_Allreduce on buffers adapt2 can use as they are. */
+static int blocking_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_adapt2_module_t *m)
 {
-    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     reduction_call_t call = {true, sbuf, rbuf, count, dtype, op, 0, comm, m, true};
     int rc;
     if (mca_coll_adapt2_direct_allreduce(sbuf, rbuf, count, dtype, op, comm, m, describe_for_direct, &call, &rc)) {
@@ -342,4 +343,48 @@ int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct o
     ADAPT2_RUN_OR_FALL_BACK(
         &call, "iallreduce", request,
         m->previous.iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous.iallreduce_module));
+}
+
+/* Bounced (coll_adapt2_bounce.c): the contribution goes in (in place: the
+ * result buffer, both ways); the result comes out where there is one. */
+int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(dtype, (size_t) count))) {
+        return blocking_reduce(sbuf, rbuf, count, dtype, op, root, comm, m);
+    }
+    const bool in_place = MPI_IN_PLACE == sbuf, at_root = ompi_comm_rank(comm) == root;
+    mca_coll_adapt2_bounce_t b[2];
+    memset(b, 0, sizeof b);
+    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, (size_t) count, dtype, ADAPT2_BOUNCE_IN);
+    void *r = rbuf; /* not touched off the root */
+    if (at_root && mca_coll_adapt2_bounce_ok(b, 1)) {
+        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, (size_t) count, dtype,
+                                        ADAPT2_BOUNCE_OUT | (in_place ? ADAPT2_BOUNCE_IN : 0));
+    }
+    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_reduce(s, r, count, dtype, op, root, comm, m)
+                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    return mca_coll_adapt2_bounce_end(comm, "MPI_Reduce", b, 2, rc);
+}
+
+int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                              struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(dtype, (size_t) count))) {
+        return blocking_allreduce(sbuf, rbuf, count, dtype, op, comm, m);
+    }
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    mca_coll_adapt2_bounce_t b[2];
+    memset(b, 0, sizeof b);
+    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, (size_t) count, dtype, ADAPT2_BOUNCE_IN);
+    void *r = rbuf;
+    if (mca_coll_adapt2_bounce_ok(b, 1)) {
+        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, (size_t) count, dtype,
+                                        ADAPT2_BOUNCE_OUT | (in_place ? ADAPT2_BOUNCE_IN : 0));
+    }
+    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_allreduce(s, r, count, dtype, op, comm, m)
+                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    return mca_coll_adapt2_bounce_end(comm, "MPI_Allreduce", b, 2, rc);
 }

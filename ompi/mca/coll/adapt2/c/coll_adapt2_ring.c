@@ -186,11 +186,11 @@ static int start_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, 
         ADAPT2_COMPLETE_OR_FALL_BACK((module), (comm), name, rc_, req_, why_, request, fallback); \
     } while (0)
 
-int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+/* MPI_Allgather on buffers adapt2 can use as they are (host memory). */
+static int blocking_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                              mca_coll_base_module_t *base)
+                              mca_coll_adapt2_module_t *m)
 {
-    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     int rc;
     if (mca_coll_adapt2_direct_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m, describe_for_direct, m,
                                          &rc)) {
@@ -213,11 +213,11 @@ int mca_coll_adapt2_iallgather(const void *sbuf, int scount, struct ompi_datatyp
                                            m->previous.iallgather_module));
 }
 
-int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+/* MPI_Reduce_scatter_block on buffers adapt2 can use as they are. */
+static int blocking_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
                                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                         mca_coll_base_module_t *base)
+                                         mca_coll_adapt2_module_t *m)
 {
-    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
     int rc;
     if (mca_coll_adapt2_direct_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m,
                                                     describe_reduce_scatter_for_direct, op, &rc)) {
@@ -239,4 +239,53 @@ int mca_coll_adapt2_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                     start_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m, false, &req_, &why_), request,
                     m->previous.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
                                                       m->previous.ireduce_scatter_block_module));
+}
+
+/* Bounced (coll_adapt2_bounce.c): the contribution goes in, all p blocks come
+ * out (in place: they go in too). */
+int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                              mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    const size_t all = (size_t) rcount * (size_t) ompi_comm_size(comm);
+    if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(rdtype, all))) {
+        return blocking_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m);
+    }
+    mca_coll_adapt2_bounce_t b[2];
+    memset(b, 0, sizeof b);
+    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, (size_t) scount, sdtype, ADAPT2_BOUNCE_IN);
+    void *r = rbuf;
+    if (mca_coll_adapt2_bounce_ok(b, 1)) {
+        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, all, rdtype,
+                                        ADAPT2_BOUNCE_OUT | (MPI_IN_PLACE == sbuf ? ADAPT2_BOUNCE_IN : 0));
+    }
+    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_allgather(s, scount, sdtype, r, rcount, rdtype, comm, m)
+                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    return mca_coll_adapt2_bounce_end(comm, "MPI_Allgather", b, 2, rc);
+}
+
+/* Bounced: all p blocks go in (in place: from the result buffer, which then
+ * comes out whole), this rank's block comes out. */
+int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                         mca_coll_base_module_t *base)
+{
+    mca_coll_adapt2_module_t *m = (mca_coll_adapt2_module_t *) base;
+    const size_t all = (size_t) rcount * (size_t) ompi_comm_size(comm);
+    if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(dtype, all))) {
+        return blocking_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m);
+    }
+    const bool in_place = MPI_IN_PLACE == sbuf;
+    mca_coll_adapt2_bounce_t b[2];
+    memset(b, 0, sizeof b);
+    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, all, dtype, ADAPT2_BOUNCE_IN);
+    void *r = rbuf;
+    if (mca_coll_adapt2_bounce_ok(b, 1)) {
+        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, in_place ? all : (size_t) rcount, dtype,
+                                        ADAPT2_BOUNCE_OUT | (in_place ? ADAPT2_BOUNCE_IN : 0));
+    }
+    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_reduce_scatter_block(s, r, rcount, dtype, op, comm, m)
+                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    return mca_coll_adapt2_bounce_end(comm, "MPI_Reduce_scatter_block", b, 2, rc);
 }

@@ -91,7 +91,7 @@ const char *not_direct_because(const Comm &comm, const adapt2_call_t &call, cons
     const size_t bytes = call.recv.bytes;
     if (plan.previous) return "handed to the previous component";
     if (!call.facts.blocking) return "non-blocking";
-    if (call.facts.device_support) return "device support is on";
+    if (device_planned(call.facts, bytes)) return "planned for GPU buffers (above device_bounce_max)";
     if (bytes == 0) return "empty";
     if (Tracer::get()) return "tracing is on";
     if (call.collective == ADAPT2_COLL_ALLREDUCE) {

@@ -52,15 +52,16 @@ const Rule *table_rule(const adapt2_call_t &call, const CallShape &shape) {
 const char *hand_on_because(const adapt2_call_t &call, const Rule *from_table) {
     const adapt2_call_facts_t &f = call.facts;
     if (f.previous) return rules::previous_asked;
-    if (is_ring_collective(call.collective) && f.device_support) return rules::ring_device;
+    if (is_ring_collective(call.collective) && device_planned(f, message_bytes(call))) return rules::ring_device;
     return from_table && from_table->previous ? from_table->where.c_str() : nullptr;
 }
 
 // With GPU support on, segments are at least device_segment_size: each one
 // costs CUDA operations (copies, events, a kernel) of some microseconds. The
 // facts are the same on every rank, so every rank cuts alike. 0 stays 0 (one
-// segment).
+// segment); a floor of 0 changes nothing.
 void raise_segments_for_device(size_t least, adapt2_tree_settings_t *s) {
+    if (least == 0) return;
     for (size_t *bytes : {&s->segment_size, &s->topology_segment_size, &s->node_segment_size, &s->numa_segment_size}) {
         if (*bytes != 0 && *bytes < least) *bytes = least;
     }
@@ -68,6 +69,10 @@ void raise_segments_for_device(size_t least, adapt2_tree_settings_t *s) {
 }
 
 }  // namespace
+
+bool device_bounces(const adapt2_call_facts_t &f, uint64_t bytes) {
+    return f.device_support && f.blocking && f.device_bounce_max > 0 && bytes <= f.device_bounce_max;
+}
 
 const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape) {
     return hand_on_because(call, table_rule(call, shape));
@@ -81,14 +86,15 @@ CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape) {
     CallPlan plan;
     plan.settings = call.settings;
     if (from_table) apply_rule(*from_table, call.collective, &plan.settings);
-    if (f.device_support) raise_segments_for_device(f.device_segment_size, &plan.settings.tree);
+    const bool for_device = device_planned(f, message_bytes(call));
+    if (for_device) raise_segments_for_device(f.device_segment_size, &plan.settings.tree);
     plan.settings.tree.blocking = f.blocking != 0;
     plan.rule = rules::as_set;
     switch (call.collective) {
     case ADAPT2_COLL_ALLREDUCE:
         plan.settings.tree.detach_max_message = 0;
         plan.rule = rules::allreduce_couples;
-        if (f.device_support && plan.settings.algorithm != ADAPT2_ALLREDUCE_TREE) {
+        if (for_device && plan.settings.algorithm != ADAPT2_ALLREDUCE_TREE) {
             plan.settings.algorithm = ADAPT2_ALLREDUCE_TREE;
             plan.rule = rules::allreduce_device_tree;
         }

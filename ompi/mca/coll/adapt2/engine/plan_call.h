@@ -50,6 +50,16 @@ CallPlan plan_call(const adapt2_call_t &call, const CallShape &shape);
 // handed-on call then costs almost nothing.
 const char *hand_on_rule(const adapt2_call_t &call, const CallShape &shape);
 
+// Whether the call is bounced (GPU support on, blocking, at most
+// device_bounce_max bytes: planned as a host call; each rank whose buffers
+// are GPU memory copies them whole through host memory), and whether it is
+// planned for GPU buffers (support on, not bounced). `bytes`: the message
+// size as message_bytes() counts it; equal on every rank.
+bool device_bounces(const adapt2_call_facts_t &facts, uint64_t bytes);
+inline bool device_planned(const adapt2_call_facts_t &facts, uint64_t bytes) {
+    return facts.device_support && !device_bounces(facts, bytes);
+}
+
 // Each collective's part of the plan, from the call-level settings in
 // *plan (decision.cc; declared from collectives.def).
 #define ADAPT2_COLLECTIVE(name, NAME) \

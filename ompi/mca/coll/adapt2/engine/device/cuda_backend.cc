@@ -61,6 +61,7 @@ CUdeviceptr device_ptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p);
     X(cuStreamCreate, "cuStreamCreate", (CUstream * stream, unsigned flags))                           \
     X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream stream))                                        \
     X(cuMemcpyAsync, "cuMemcpyAsync", (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s))    \
+    X(cuMemcpy, "cuMemcpy", (CUdeviceptr dst, CUdeviceptr src, size_t bytes))                          \
     X(cuEventCreate, "cuEventCreate", (CUevent * event, unsigned flags))                               \
     X(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))                                            \
     X(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))                                \
@@ -257,6 +258,11 @@ void CudaBackend::destroy_stream(DeviceStream s) {
 int CudaBackend::copy_async(void *dst, const void *src, size_t bytes, DeviceStream s) {
     if (bytes == 0) return kDeviceOk;
     return in_context([&](const CudaDriver &d) { return d.cuMemcpyAsync(device_ptr(dst), device_ptr(src), bytes, s); });
+}
+
+int CudaBackend::copy(void *dst, const void *src, size_t bytes) {
+    if (bytes == 0) return kDeviceOk;
+    return in_context([&](const CudaDriver &d) { return d.cuMemcpy(device_ptr(dst), device_ptr(src), bytes); });
 }
 
 int CudaBackend::create_event(DeviceEvent *out) {

@@ -55,6 +55,7 @@ public:
     int create_stream(DeviceStream *out) override;
     void destroy_stream(DeviceStream s) override;
     int copy_async(void *dst, const void *src, size_t bytes, DeviceStream s) override;
+    int copy(void *dst, const void *src, size_t bytes) override;
     bool can_reduce(DeviceOp op, DeviceType type) override;
     int reduce_async(DeviceOp op, DeviceType type, const void *in, void *inout, size_t count, DeviceStream s) override;
     int create_event(DeviceEvent *out) override;

@@ -88,6 +88,10 @@ public:
     // Unified addressing: one call copies host-to-device, device-to-host or
     // device-to-device. Returns once queued; the copy runs later.
     virtual int copy_async(void *dst, const void *src, size_t bytes, DeviceStream s) = 0;
+    // The same, returning once the copy is over, ordered after the process's
+    // work on the legacy default stream (cudaMemcpy's semantics; one side is
+    // pinned host memory, so it is synchronous both ways).
+    virtual int copy(void *dst, const void *src, size_t bytes) = 0;
     // inout[i] = in[i] op inout[i], both on the device; kDeviceNoKernel when
     // there is no kernel for (op, type): the caller then reduces on the host.
     virtual bool can_reduce(DeviceOp op, DeviceType type) = 0;

@@ -176,6 +176,16 @@ int MockBackend::copy_async(void *dst, const void *src, size_t bytes, DeviceStre
     return enqueue(static_cast<Stream *>(s), {Work::kCopy, dst, src, bytes, DeviceOp::sum, DeviceType::int8, 0, 0});
 }
 
+// At once: the mock's streams run only when polled, and nothing the caller
+// posted before this copy touches the same bytes.
+int MockBackend::copy(void *dst, const void *src, size_t bytes) {
+    std::lock_guard<std::mutex> guard(lock_);
+    if (!config_.available) return kDeviceUnavailable;
+    if (!fits(dst, bytes) || !fits(src, bytes)) return kDeviceInvalid;
+    std::memmove(dst, src, bytes);
+    return kDeviceOk;
+}
+
 bool MockBackend::can_reduce(DeviceOp op, DeviceType type) {
     return config_.available && config_.kernels && device_op_supported(op, type);
 }
