@@ -1,4 +1,6 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026, the adapt2 authors. See LICENSE.
 # allreduce 256 KiB-1 MiB on host buffers: GPU support on (CUDA), off, on with a mock (no CUDA), and the plan lines
 for v in "dev1 --mca coll_adapt2_device 1" "dev0 --mca coll_adapt2_device 0" "mock2 --mca coll_adapt2_device_mock 2" "dev1b --mca coll_adapt2_device 1" "dev0b --mca coll_adapt2_device 0"; do
   set -- $v; n=$1; shift
