@@ -23,12 +23,11 @@ export OMPI_MCA_coll_adapt2_priority=100
 export OMPI_MCA_coll_adapt2_device_segment_size=0
 # More ranks than cores: yield when idle, or time slices dominate.
 MPI_FLAGS="--oversubscribe --bind-to none --mca mpi_yield_when_idle 1"
-# pml ucx as a user gets it (UCX_PML), and as the scripts run it: with
-# coll_adapt2_ucx_thread_multiple 1, so that their MPI_THREAD_MULTIPLE cases
-# still run adapt2 (by default it declines them: a completion made on another
-# thread while adapt2 arms a request is lost; soak.sh checks the decline).
+# pml ucx as a user gets it (UCX_PML); UCX_FLAGS, the scripts' name for it,
+# is the same (their MPI_THREAD_MULTIPLE cases run adapt2 over ucx by
+# default; soak.sh checks coll_adapt2_ucx_thread_multiple 0's decline).
 UCX_PML="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
-UCX_FLAGS="$UCX_PML --mca coll_adapt2_ucx_thread_multiple 1"
+UCX_FLAGS="$UCX_PML"
 # A --enable-sanitizers build: the ranks load an instrumented component (and
 # run instrumented test programs), so the sanitizer runtime goes first.
 # Leaks are looked for only where a script sets ADAPT2_LSAN=1 (leaks.sh):

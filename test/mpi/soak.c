@@ -31,7 +31,7 @@
  *        [--rss-trace] (prints every reading, for a leak hunt)
  *        [--kinds bcast,reduce,allreduce] (the collectives drawn; all by default)
  *        [--declined] (adapt2 must run none of the calls: it declines
- *        MPI_THREAD_MULTIPLE over pml ucx unless coll_adapt2_ucx_thread_multiple is 1)
+ *        MPI_THREAD_MULTIPLE over pml ucx where coll_adapt2_ucx_thread_multiple is 0)
  *        [--churn N (20)] (1 in N batches replaces its communicator; 0: never)
  *        [--no-vector] (contiguous types only: to compare with Open MPI's own
  *                       components, which compute reductions on the vector wrongly)

@@ -34,17 +34,15 @@ soak() {
 }
 
 soak "pml ob1, np 4, 4 threads"
-# Over pml ucx adapt2 declines MPI_THREAD_MULTIPLE (a completion another
-# thread makes while adapt2 arms a request is lost, and its call hangs: 5 of
-# about 250 runs of this case did; coll_adapt2_pml.c): the calls are the
-# previous component's, every result still checked (contiguous types: Open
-# MPI's own reductions take no others; no communicator freed with calls
+# Over pml ucx adapt2 polls its requests under MPI_THREAD_MULTIPLE: a
+# completion callback set after posting lost completions another thread made
+# in between (5 of about 250 runs of this case hung; coll_adapt2_pml.c).
+soak "pml ucx, np 4, 4 threads" $UCX_PML
+# coll_adapt2_ucx_thread_multiple 0: adapt2 declines there; the calls are
+# the previous component's, every result still checked (contiguous types:
+# Open MPI's own reductions take no others; no communicator freed with calls
 # pending: Open MPI 4.1.4's libnbc crashes then, 1 of 6 runs here).
-# ADAPT2_SOAK_UCX_MT=1 runs adapt2 there anyway (coll_adapt2_ucx_thread_multiple
-# 1), to work on it.
-soak "pml ucx, np 4, 4 threads: adapt2 declines" $UCX_PML -- --declined --no-vector --churn 0
-if [ "${ADAPT2_SOAK_UCX_MT:-0}" = 1 ]; then
-    soak "pml ucx, np 4, 4 threads, coll_adapt2_ucx_thread_multiple 1 (hangs now and then)" $UCX_FLAGS
-fi
+soak "pml ucx, np 4, 4 threads, coll_adapt2_ucx_thread_multiple 0: adapt2 declines" $UCX_PML \
+    --mca coll_adapt2_ucx_thread_multiple 0 -- --declined --no-vector --churn 0
 soak "pml ob1, np 4, 4 threads, progress thread" --mca coll_adapt2_progress_thread 1
 finish

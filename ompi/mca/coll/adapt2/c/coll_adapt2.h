@@ -306,6 +306,7 @@ void mca_coll_adapt2_direct_free(mca_coll_adapt2_module_t *module);
 
 /* PML transport (coll_adapt2_pml.c) */
 void mca_coll_adapt2_pml_choose_arming(void);
+void mca_coll_adapt2_pml_close(void);
 void mca_coll_adapt2_pml_ops(ompi_communicator_t *comm, adapt2_transport_ops_t *ops);
 /* A send of `len` bytes through the PML whose completion calls done(req)
  * with req->req_complete_cb_data = data; `done` frees the request and

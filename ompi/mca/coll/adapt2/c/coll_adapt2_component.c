@@ -51,6 +51,7 @@ static int adapt2_open(void)
 static int adapt2_close(void)
 {
     mca_coll_adapt2_device_close();
+    mca_coll_adapt2_pml_close();
     mca_coll_adapt2_rules_check_close();
     mca_coll_adapt2_requests_close();
     if (mca_coll_adapt2_component.output >= 0) {

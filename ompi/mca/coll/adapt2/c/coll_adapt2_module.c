@@ -138,9 +138,9 @@ int mca_coll_adapt2_init_query(bool enable_progress_threads, bool enable_mpi_thr
     return OMPI_SUCCESS;
 }
 
-/* Under MPI_THREAD_MULTIPLE with pml ucx a completion can be lost
- * (coll_adapt2_pml.c, "Arming the callback"): such communicators go to the
- * previous component unless coll_adapt2_ucx_thread_multiple says otherwise.
+/* coll_adapt2_ucx_thread_multiple 0: communicators of an MPI_THREAD_MULTIPLE
+ * process over pml ucx go to the previous component (by default adapt2 runs
+ * them, its requests polled: coll_adapt2_pml.c, "Arming the callback").
  * Said once at verbose 1, per communicator at 10. */
 static bool declines_for_threads(const struct ompi_communicator_t *comm)
 {
@@ -151,10 +151,7 @@ static bool declines_for_threads(const struct ompi_communicator_t *comm)
         return false;
     }
     const int level = opal_atomic_add_fetch_32(&said, 1) == 1 ? 1 : 10;
-    ADAPT2_VERBOSE(level,
-                   "(%s) MPI_THREAD_MULTIPLE with pml ucx: declining (a completion another thread makes while "
-                   "adapt2 arms a request would be lost and hang its call; coll_adapt2_ucx_thread_multiple 1 "
-                   "runs it anyway)",
+    ADAPT2_VERBOSE(level, "(%s) MPI_THREAD_MULTIPLE with pml ucx: declining (coll_adapt2_ucx_thread_multiple 0)",
                    comm->c_name);
     return true;
 }

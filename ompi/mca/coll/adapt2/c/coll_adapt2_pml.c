@@ -10,12 +10,19 @@
  * matters only under MPI_THREAD_MULTIPLE. There, with ob1, adapt2 posts
  * persistent requests whose callback is set before they start: no window.
  * pml ucx's persistent receives in Open MPI 4.1 can complete the wrong
- * request (a recycled UCX request keeps a stale link), so with ucx adapt2
- * keeps isend/irecv + set_callback; the window is real (test/mpi/soak.c hung
- * in 5 of about 250 runs), so adapt2 declines MPI_THREAD_MULTIPLE over pml
- * ucx unless coll_adapt2_ucx_thread_multiple is 1 (coll_adapt2_module.c).
+ * request (a recycled UCX request keeps a stale link), and set_callback after
+ * posting lost completions there (test/mpi/soak.c hung in 5 of about 250
+ * runs) and once gave wrong data (most likely a request completed and freed
+ * on another thread, recycled, then looked at by set_callback as the
+ * caller's). So with
+ * any PML but ob1 under MPI_THREAD_MULTIPLE adapt2 sets no callback at all:
+ * it keeps each request in a list that its progress function tests
+ * (REQUEST_COMPLETE), and runs the completion itself once the request is
+ * complete, on whichever thread polls: the request stays adapt2's until then.
  */
 #include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll_adapt2.h"
@@ -24,6 +31,22 @@
 #include "ompi/mca/pml/pml.h"
 
 static bool use_persistent; /* decided once, when the first module is enabled */
+static bool use_polling;
+
+/* Requests posted without a callback (use_polling), with what completes them. */
+typedef struct {
+    ompi_request_t *req;
+    ompi_request_complete_fn_t done;
+    void *data;
+} polled_t;
+static struct {
+    pthread_mutex_t lock;
+    polled_t *items;
+    size_t count, capacity;   /* the array grows, never shrinks: no allocation per send */
+    volatile int32_t waiting; /* count, read without the lock */
+} polled = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
+
+static int poll_requests(void);
 
 void mca_coll_adapt2_pml_choose_arming(void)
 {
@@ -34,13 +57,71 @@ void mca_coll_adapt2_pml_choose_arming(void)
     chosen = true;
     const char *pml = mca_pml_base_selected_component.pmlm_version.mca_component_name;
     use_persistent = mca_coll_adapt2_component.thread_multiple && 0 == strcmp(pml, "ob1");
-    if (mca_coll_adapt2_component.thread_multiple && !use_persistent) {
-        ADAPT2_VERBOSE(1,
-                       "MPI_THREAD_MULTIPLE with pml %s: completion callbacks are set after "
-                       "posting (a completion on another thread in that window would be lost; "
-                       "pml ob1 has no such window)",
+    use_polling = mca_coll_adapt2_component.thread_multiple && !use_persistent;
+    if (use_polling) {
+        opal_progress_register(poll_requests);
+        ADAPT2_VERBOSE(10,
+                       "MPI_THREAD_MULTIPLE with pml %s: requests are polled from the progress "
+                       "loop (a callback set after posting could miss a completion)",
                        pml);
     }
+}
+
+void mca_coll_adapt2_pml_close(void)
+{
+    if (use_polling) {
+        opal_progress_unregister(poll_requests);
+        use_polling = false;
+    }
+    free(polled.items);
+    polled.items = NULL;
+    polled.count = polled.capacity = 0;
+}
+
+static int keep_polled(ompi_request_t *req, ompi_request_complete_fn_t done, void *data)
+{
+    pthread_mutex_lock(&polled.lock);
+    if (polled.count == polled.capacity) {
+        const size_t capacity = polled.capacity ? 2 * polled.capacity : 256;
+        polled_t *items = realloc(polled.items, capacity * sizeof *items);
+        if (NULL == items) { /* no memory to keep it: the callback, window and all */
+            pthread_mutex_unlock(&polled.lock);
+            (void) ompi_request_set_callback(req, done, data);
+            return OMPI_SUCCESS;
+        }
+        polled.items = items;
+        polled.capacity = capacity;
+    }
+    polled.items[polled.count++] = (polled_t){req, done, data};
+    opal_atomic_add_fetch_32(&polled.waiting, 1);
+    pthread_mutex_unlock(&polled.lock);
+    return OMPI_SUCCESS;
+}
+
+/* Takes the complete requests off the list (a batch at a time, under the
+ * lock), then completes them outside it: a completion may post again. */
+static int poll_requests(void)
+{
+    if (0 == polled.waiting || 0 != pthread_mutex_trylock(&polled.lock)) {
+        return 0;
+    }
+    polled_t done[64];
+    int n = 0;
+    for (size_t i = 0; i < polled.count && n < 64;) {
+        if (REQUEST_COMPLETE(polled.items[i].req)) {
+            done[n++] = polled.items[i];
+            polled.items[i] = polled.items[--polled.count];
+        } else {
+            ++i;
+        }
+    }
+    opal_atomic_add_fetch_32(&polled.waiting, -n);
+    pthread_mutex_unlock(&polled.lock);
+    for (int i = 0; i < n; ++i) {
+        done[i].req->req_complete_cb_data = done[i].data;
+        (void) done[i].done(done[i].req); /* frees the request */
+    }
+    return n;
 }
 
 static int pml_done(ompi_request_t *req)
@@ -54,6 +135,9 @@ static int pml_done(ompi_request_t *req)
 
 static int arm(ompi_request_t *req, ompi_request_complete_fn_t done, void *data)
 {
+    if (use_polling) {
+        return keep_polled(req, done, data);
+    }
     if (!use_persistent) {
         /* Returns what `done` returned (1) when it ran at once: not an error. */
         (void) ompi_request_set_callback(req, done, data);
