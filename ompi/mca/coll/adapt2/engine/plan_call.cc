@@ -10,11 +10,13 @@ namespace adapt2 {
 
 namespace rules {
 const char *const previous_asked = "the collective's algorithm is `previous`";
-const char *const ring_device = "device support is on and the ring collectives do not stage GPU buffers yet";
+const char *const ring_device =
+    "device support is on, the call is non-blocking or above device_bounce_max, and the ring collectives do not "
+    "stage GPU buffers yet";
 const char *const allreduce_couples = "allreduce: every rank needs every contribution, nothing detaches";
 const char *const allreduce_device_tree =
-    "allreduce with device support on: the tree (the only algorithm that stages GPU buffers; every "
-    "rank picks it whatever memory its buffers are in)";
+    "allreduce planned for GPU buffers (device support on, non-blocking or above device_bounce_max): the tree "
+    "(the only algorithm that stages GPU buffers; every rank picks it whatever memory its buffers are in)";
 const char *const user_op_coupled =
     "user-defined op: never called after the call returned (its state may live only during the call)";
 const char *const as_set = "as set";
