@@ -211,6 +211,14 @@ typedef struct mca_coll_adapt2_bounce {
 void *mca_coll_adapt2_bounce_take(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
                                   mca_coll_adapt2_bounce_t *b, const void *buf, size_t count, ompi_datatype_t *dtype,
                                   int ways);
+/* A reduction's or gather's two buffers, in order: the send buffer in, the
+ * result buffer out (in too when the call is in place, sbuf MPI_IN_PLACE);
+ * rcount 0 leaves rbuf alone (a reduce off its root). True when both are
+ * usable: *s and *r are where the call finds them. */
+bool mca_coll_adapt2_bounce_pair(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                 mca_coll_adapt2_bounce_t b[2], const void *sbuf, size_t scount,
+                                 ompi_datatype_t *sdtype, void *rbuf, size_t rcount, ompi_datatype_t *rdtype,
+                                 const void **s, void **r);
 /* Whether every take of b[0..n) succeeded. */
 static inline bool mca_coll_adapt2_bounce_ok(const mca_coll_adapt2_bounce_t *b, int n)
 {

@@ -81,6 +81,21 @@ void *mca_coll_adapt2_bounce_take(mca_coll_adapt2_module_t *module, ompi_communi
     return (char *) b->host + ((const char *) buf - first);
 }
 
+bool mca_coll_adapt2_bounce_pair(mca_coll_adapt2_module_t *module, ompi_communicator_t *comm,
+                                 mca_coll_adapt2_bounce_t b[2], const void *sbuf, size_t scount,
+                                 ompi_datatype_t *sdtype, void *rbuf, size_t rcount, ompi_datatype_t *rdtype,
+                                 const void **s, void **r)
+{
+    memset(&b[1], 0, sizeof b[1]);
+    *s = mca_coll_adapt2_bounce_take(module, comm, &b[0], sbuf, scount, sdtype, ADAPT2_BOUNCE_IN);
+    *r = rbuf;
+    if (mca_coll_adapt2_bounce_ok(b, 1)) {
+        const int ways = ADAPT2_BOUNCE_OUT | (MPI_IN_PLACE == sbuf ? ADAPT2_BOUNCE_IN : 0);
+        *r = mca_coll_adapt2_bounce_take(module, comm, &b[1], rbuf, rcount, rdtype, ways);
+    }
+    return mca_coll_adapt2_bounce_ok(b, 2);
+}
+
 int mca_coll_adapt2_bounce_end(ompi_communicator_t *comm, const char *call, mca_coll_adapt2_bounce_t *b, int n, int rc)
 {
     const char *why = NULL;

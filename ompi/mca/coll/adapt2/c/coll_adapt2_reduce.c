@@ -345,8 +345,8 @@ int mca_coll_adapt2_iallreduce(const void *sbuf, void *rbuf, int count, struct o
         m->previous.iallreduce(sbuf, rbuf, count, dtype, op, comm, request, m->previous.iallreduce_module));
 }
 
-/* Bounced (coll_adapt2_bounce.c): the contribution goes in (in place: the
- * result buffer, both ways); the result comes out where there is one. */
+/* Bounced (coll_adapt2_bounce.c, mca_coll_adapt2_bounce_pair): the
+ * contribution goes in, the result comes out where there is one. */
 int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                            int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -354,17 +354,13 @@ int mca_coll_adapt2_reduce(const void *sbuf, void *rbuf, int count, struct ompi_
     if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(dtype, (size_t) count))) {
         return blocking_reduce(sbuf, rbuf, count, dtype, op, root, comm, m);
     }
-    const bool in_place = MPI_IN_PLACE == sbuf, at_root = ompi_comm_rank(comm) == root;
+    const size_t results = ompi_comm_rank(comm) == root ? (size_t) count : 0; /* rbuf: the root's only */
     mca_coll_adapt2_bounce_t b[2];
-    memset(b, 0, sizeof b);
-    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, (size_t) count, dtype, ADAPT2_BOUNCE_IN);
-    void *r = rbuf; /* not touched off the root */
-    if (at_root && mca_coll_adapt2_bounce_ok(b, 1)) {
-        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, (size_t) count, dtype,
-                                        ADAPT2_BOUNCE_OUT | (in_place ? ADAPT2_BOUNCE_IN : 0));
-    }
-    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_reduce(s, r, count, dtype, op, root, comm, m)
-                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    const void *s;
+    void *r;
+    const int rc = mca_coll_adapt2_bounce_pair(m, comm, b, sbuf, (size_t) count, dtype, rbuf, results, dtype, &s, &r)
+                       ? blocking_reduce(s, r, count, dtype, op, root, comm, m)
+                       : OMPI_ERR_OUT_OF_RESOURCE;
     return mca_coll_adapt2_bounce_end(comm, "MPI_Reduce", b, 2, rc);
 }
 
@@ -375,16 +371,12 @@ int mca_coll_adapt2_allreduce(const void *sbuf, void *rbuf, int count, struct om
     if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(dtype, (size_t) count))) {
         return blocking_allreduce(sbuf, rbuf, count, dtype, op, comm, m);
     }
-    const bool in_place = MPI_IN_PLACE == sbuf;
     mca_coll_adapt2_bounce_t b[2];
-    memset(b, 0, sizeof b);
-    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, (size_t) count, dtype, ADAPT2_BOUNCE_IN);
-    void *r = rbuf;
-    if (mca_coll_adapt2_bounce_ok(b, 1)) {
-        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, (size_t) count, dtype,
-                                        ADAPT2_BOUNCE_OUT | (in_place ? ADAPT2_BOUNCE_IN : 0));
-    }
-    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_allreduce(s, r, count, dtype, op, comm, m)
-                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    const void *s;
+    void *r;
+    const int rc =
+        mca_coll_adapt2_bounce_pair(m, comm, b, sbuf, (size_t) count, dtype, rbuf, (size_t) count, dtype, &s, &r)
+            ? blocking_allreduce(s, r, count, dtype, op, comm, m)
+            : OMPI_ERR_OUT_OF_RESOURCE;
     return mca_coll_adapt2_bounce_end(comm, "MPI_Allreduce", b, 2, rc);
 }

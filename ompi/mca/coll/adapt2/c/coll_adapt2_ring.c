@@ -253,15 +253,11 @@ int mca_coll_adapt2_allgather(const void *sbuf, int scount, struct ompi_datatype
         return blocking_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m);
     }
     mca_coll_adapt2_bounce_t b[2];
-    memset(b, 0, sizeof b);
-    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, (size_t) scount, sdtype, ADAPT2_BOUNCE_IN);
-    void *r = rbuf;
-    if (mca_coll_adapt2_bounce_ok(b, 1)) {
-        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, all, rdtype,
-                                        ADAPT2_BOUNCE_OUT | (MPI_IN_PLACE == sbuf ? ADAPT2_BOUNCE_IN : 0));
-    }
-    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_allgather(s, scount, sdtype, r, rcount, rdtype, comm, m)
-                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    const void *s;
+    void *r;
+    const int rc = mca_coll_adapt2_bounce_pair(m, comm, b, sbuf, (size_t) scount, sdtype, rbuf, all, rdtype, &s, &r)
+                       ? blocking_allgather(s, scount, sdtype, r, rcount, rdtype, comm, m)
+                       : OMPI_ERR_OUT_OF_RESOURCE;
     return mca_coll_adapt2_bounce_end(comm, "MPI_Allgather", b, 2, rc);
 }
 
@@ -276,16 +272,13 @@ int mca_coll_adapt2_reduce_scatter_block(const void *sbuf, void *rbuf, int rcoun
     if (!mca_coll_adapt2_bounce_wanted(mca_coll_adapt2_packed_bytes(dtype, all))) {
         return blocking_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, m);
     }
-    const bool in_place = MPI_IN_PLACE == sbuf;
+    /* in place, all p blocks are in the result buffer, and come back whole */
+    const size_t results = MPI_IN_PLACE == sbuf ? all : (size_t) rcount;
     mca_coll_adapt2_bounce_t b[2];
-    memset(b, 0, sizeof b);
-    const void *s = mca_coll_adapt2_bounce_take(m, comm, &b[0], sbuf, all, dtype, ADAPT2_BOUNCE_IN);
-    void *r = rbuf;
-    if (mca_coll_adapt2_bounce_ok(b, 1)) {
-        r = mca_coll_adapt2_bounce_take(m, comm, &b[1], rbuf, in_place ? all : (size_t) rcount, dtype,
-                                        ADAPT2_BOUNCE_OUT | (in_place ? ADAPT2_BOUNCE_IN : 0));
-    }
-    const int rc = mca_coll_adapt2_bounce_ok(b, 2) ? blocking_reduce_scatter_block(s, r, rcount, dtype, op, comm, m)
-                                                   : OMPI_ERR_OUT_OF_RESOURCE;
+    const void *s;
+    void *r;
+    const int rc = mca_coll_adapt2_bounce_pair(m, comm, b, sbuf, all, dtype, rbuf, results, dtype, &s, &r)
+                       ? blocking_reduce_scatter_block(s, r, rcount, dtype, op, comm, m)
+                       : OMPI_ERR_OUT_OF_RESOURCE;
     return mca_coll_adapt2_bounce_end(comm, "MPI_Reduce_scatter_block", b, 2, rc);
 }
